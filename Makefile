@@ -1,0 +1,33 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint perf clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned: this is the CPU wheel; a bare `torch` pulls GBs of CUDA wheels.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/kinegraph demo
+
+lint: install
+	$(BIN)/ruff check src tests perf examples
+	$(BIN)/ruff format --check src tests perf examples
+
+test: lint
+	$(BIN)/pytest -q
+
+perf: install
+	for f in perf/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,9 @@
+"""Benchmark loaders (official on-disk formats -> Samples), one module per benchmark."""
+
+from kinegraph.registry import Registry
+
+loaders: Registry = Registry("benchmark")
+loaders.register("egodyn", "kinegraph.benchmarks.egodyn:load")
+loaders.register("quantiphy", "kinegraph.benchmarks.quantiphy:load")
+
+__all__ = ["loaders"]

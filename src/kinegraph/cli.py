@@ -1,0 +1,149 @@
+"""The `kinegraph` command line. Thin: every command imports its implementation lazily."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+app = typer.Typer(
+    help="Run VLM + physical-tool graphs over motion benchmarks and score them as the official code does.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+evaluate_app = typer.Typer(
+    help="Re-score stored predictions with a benchmark's official metric.", no_args_is_help=True
+)
+app.add_typer(evaluate_app, name="evaluate")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print a one-line error (no stack trace) and return the Exit to raise."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def clean_errors(func: F) -> F:
+    """Turn bad-input errors into one line on stderr and exit code 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kinegraph.errors import DataError
+        from kinegraph.registry import UnknownEntryError
+
+        try:
+            return func(*args, **kwargs)
+        except (DataError, UnknownEntryError) as exc:
+            raise fail(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def write_or_print(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        typer.echo(f"wrote {out}", err=True)
+
+
+PathArg = Annotated[Path, typer.Argument(exists=False, dir_okay=False, show_default=False)]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")]
+
+
+@evaluate_app.command("egodyn")
+@clean_errors
+def evaluate_egodyn(
+    predictions: PathArg,
+    questions: Annotated[
+        Path | None, typer.Option(help="Upstream questions_template.yaml (default: built-in bank).")
+    ] = None,
+    out: OutOpt = None,
+    penalize_unparsed: Annotated[
+        bool,
+        typer.Option(
+            "--penalize-unparsed", help="Non-official: count unparsed answers as wrong (the paper's wording)."
+        ),
+    ] = False,
+) -> None:
+    """Score an EgoDyn-Bench prediction JSONL; prints the upstream metric dict as JSON."""
+    import json
+
+    from kinegraph.benchmarks.egodyn_questions import load_question_bank
+    from kinegraph.evaluators import egodyn
+
+    bank = load_question_bank(questions)
+    records = egodyn.read_prediction_records(predictions)
+    for warning in egodyn.structural_warnings(records, bank):
+        typer.echo(f"warning: {predictions}: {warning}", err=True)
+    metrics = egodyn.score(records, bank, penalize_unparsed=penalize_unparsed)
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
+@evaluate_app.command("quantiphy")
+@clean_errors
+def evaluate_quantiphy(
+    predictions: Annotated[list[Path], typer.Argument(help="One or more prediction CSVs (one row each).")],
+    ground_truth: Annotated[
+        Path | None, typer.Option("--ground-truth", "--gt", help="Ground-truth CSV.")
+    ] = None,
+    out: OutOpt = None,
+    thresholds: Annotated[
+        str,
+        typer.Option(help="'official' (0.1..0.9, 0.95) or non-official 'vsi' (0.5..0.95, paper App. A.2)."),
+    ] = "official",
+) -> None:
+    """Score QuantiPhy prediction CSVs; prints the official all_model_results.csv."""
+    from kinegraph.evaluators import quantiphy
+
+    table = {"official": quantiphy.MRA_THRESHOLDS, "vsi": quantiphy.VSI_THRESHOLDS}
+    if thresholds not in table:
+        raise fail(f"--thresholds must be one of {sorted(table)}, got {thresholds!r}")
+    rows = [quantiphy.score_file(p, ground_truth, table[thresholds]) for p in predictions]
+    write_or_print(quantiphy.results_csv(rows), out)
+
+
+@app.command()
+@clean_errors
+def demo(
+    out: Annotated[Path, typer.Option(help="Where the demo writes its outputs.")] = Path("demo_out"),
+) -> None:
+    """The embedded default: no keys, no downloads."""
+    from kinegraph.demo import run_demo
+
+    run_demo(out)
+
+
+@app.command()
+@clean_errors
+def synth(
+    world: Annotated[str, typer.Argument(help="Which synthetic world to write (see --help of each).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
+    n: Annotated[int, typer.Option("--n", help="How many clips / videos / scenes.")] = 20,
+    seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
+) -> None:
+    """Write a synthetic world with known physics in a benchmark's official on-disk format."""
+    from kinegraph.benchmarks.synthetic import generators
+
+    path = generators.get(world)(out, n=n, seed=seed)
+    typer.echo(f"wrote {path}")
+
+
+@app.command()
+def version() -> None:
+    """Print the kinegraph version."""
+    from kinegraph import __version__
+
+    typer.echo(__version__)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,9 @@
+"""Answer parsers and official-parity scorers, one module per benchmark."""
+
+from kinegraph.registry import Registry
+
+scorers: Registry = Registry("scorer")
+scorers.register("egodyn", "kinegraph.evaluators.egodyn:score")
+scorers.register("quantiphy", "kinegraph.evaluators.quantiphy:score_file")
+
+__all__ = ["scorers"]

@@ -1,0 +1,304 @@
+"""QuantiPhy answer parser and MRA scorer, as upstream `run_API_results.py::parse_number` and `evaluator.py`.
+
+Stages: `parse_number` (free text -> |value| or NaN), `mra` (per question, 10 thresholds, strict `<`,
+NaN prediction = 0), `aggregate` (S2/D2/S3/D3 means, their macro average, background and object
+breakdowns) into the official `all_model_results.csv` row. Aggregation runs through pandas in the
+same order as upstream so every float is bit-identical.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kinegraph.errors import DataError
+
+MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+# Non-official: the VSI-Bench threshold set that the paper's appendix A.2 states.
+VSI_THRESHOLDS: tuple[float, ...] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+CATEGORIES: tuple[str, ...] = ("S2", "D2", "S3", "D3")
+REQUIRED_PREDICTION_COLUMNS: tuple[str, ...] = (
+    "video_id",
+    "question",
+    "video_type",
+    "inference_type",
+    "parsed_value",
+)
+
+_NUM = re.compile(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")
+_EXACT_NUMBER_WITH_UNIT = re.compile(
+    r"^[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?\s*(?:"
+    r"meters?|meter|m|kilometers?|kilometer|km|centimeters?|centimeter|cm|millimeters?|millimeter|mm|"
+    r"inches?|inch|in|feet|foot|ft|yards?|yard|yd|"
+    r"seconds?|second|s|minutes?|minute|min|hours?|hour|h|"
+    r"m/s|m/s²|m/s^2|m/s2|km/h|kph|mph|ft/s|cm/s|mm/s|"
+    r"m/s/s|m/s²|m/s^2|m/s2|ft/s²|ft/s^2|ft/s2|cm/s²|cm/s^2|cm/s2|mm/s²|mm/s^2|mm/s2|g"
+    r")?\s*$",
+    re.IGNORECASE,
+)
+_DELIMITERS = ("Final Answer:", "Answer:", "=>", "=", ":", "is:", "The answer is:", "Example:")
+# Removed by plain str.replace in this order, so "m" also disappears from inside words: an upstream
+# quirk kept for parity (letters vanish, digits and "e" exponents survive).
+_UNITS_TO_REMOVE = (
+    "kilometers",
+    "kilometer",
+    "km",
+    "meters",
+    "meter",
+    "m",
+    "centimeters",
+    "centimeter",
+    "cm",
+    "millimeters",
+    "millimeter",
+    "mm",
+    "inches",
+    "inch",
+    "in",
+    "feet",
+    "foot",
+    "ft",
+    "yards",
+    "yard",
+    "yd",
+    "hours",
+    "hour",
+    "h",
+    "minutes",
+    "minute",
+    "min",
+    "seconds",
+    "second",
+    "s",
+    "km/h",
+    "kph",
+    "mph",
+    "ft/s",
+    "m/s",
+    "cm/s",
+    "mm/s",
+    "m/s/s",
+    "m/s²",
+    "m/s^2",
+    "m/s2",
+    "ft/s²",
+    "ft/s^2",
+    "ft/s2",
+    "cm/s²",
+    "cm/s^2",
+    "cm/s2",
+    "mm/s²",
+    "mm/s^2",
+    "mm/s2",
+    "g",
+    "m^2",
+    "m²",
+)
+
+
+def _after_last_delimiter(text: str) -> str:
+    """Step 2: keep the text after the delimiter whose last (case-insensitive) occurrence is latest.
+
+    The split itself is case-sensitive `rsplit`, as upstream: "answer: 5" finds "Answer:" but cannot
+    split on it, so a later-listed delimiter at the same place (":") never gets its turn. Kept for parity.
+    """
+    best_pos, best = -1, None
+    for delimiter in _DELIMITERS:
+        positions = [m.start() for m in re.finditer(re.escape(delimiter), text, re.IGNORECASE)]
+        if positions and max(positions) > best_pos:
+            best_pos, best = max(positions), delimiter
+    if best is not None:
+        parts = text.rsplit(best, 1)
+        if len(parts) > 1:
+            return parts[-1].strip()
+    return text
+
+
+def parse_number(text: object) -> float:
+    """The official 5-step parser: exact `value unit`, delimiter, unit removal, last number; else NaN."""
+    if text is None or (isinstance(text, float) and math.isnan(text)) or not text:
+        return float("nan")
+    original = str(text).strip()
+    if _EXACT_NUMBER_WITH_UNIT.match(original):
+        match = _NUM.search(original)
+        if match:
+            return abs(float(match.group(0)))
+    cleaned = _after_last_delimiter(original).lower()
+    for unit in _UNITS_TO_REMOVE:
+        cleaned = cleaned.replace(unit, "")
+    numbers = _NUM.findall(cleaned) or _NUM.findall(original)
+    return abs(float(numbers[-1])) if numbers else float("nan")
+
+
+def mra(pred: float, gt: float, thresholds: Sequence[float] = MRA_THRESHOLDS) -> float:
+    """Mean relative accuracy of one answer; NaN when the ground truth is missing or zero."""
+    if gt is None or math.isnan(gt) or gt == 0:
+        return float("nan")
+    rel = abs(pred - gt) / gt
+    return sum(rel < (1 - theta) for theta in thresholds) / len(thresholds)
+
+
+def category_of(inference_type: str, video_type: str) -> str:
+    """Official category: prior kind of the inference type + dimension of the video type (S2/D2/S3/D3)."""
+    return inference_type[0] + video_type[1]
+
+
+def read_ground_truth(path: str | Path) -> dict[Any, float]:
+    """First column (the integer question id) -> ground_truth_posterior, as upstream builds it."""
+    path = Path(path)
+    gt = _read_csv(path)
+    if "ground_truth_posterior" not in gt.columns:
+        raise DataError(f"column missing; have {list(gt.columns)}", path=path, field="ground_truth_posterior")
+    numeric = pd.to_numeric(gt["ground_truth_posterior"], errors="coerce")
+    bad = gt["ground_truth_posterior"].notna() & numeric.isna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        raise DataError(
+            f"non-numeric value {gt['ground_truth_posterior'][bad].iloc[0]!r} (data row {row})",
+            path=path,
+            field="ground_truth_posterior",
+        )
+    return dict(zip(gt[gt.columns[0]], numeric, strict=True))
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError as exc:
+        raise DataError("file not found", path=path) from exc
+    except pd.errors.EmptyDataError as exc:
+        raise DataError("empty file", path=path) from exc
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"not a readable CSV ({exc})", path=path) from exc
+    return df
+
+
+def _check_predictions(df: pd.DataFrame, path: Path) -> None:
+    for column in REQUIRED_PREDICTION_COLUMNS:
+        if column not in df.columns:
+            raise DataError(f"column missing; have {list(df.columns)}", path=path, field=column)
+    if df.empty:
+        raise DataError("no prediction rows", path=path)
+    for i, (vt, it) in enumerate(zip(df["video_type"], df["inference_type"], strict=True), start=1):
+        if pd.isna(vt):
+            continue  # upstream leaves such a row without a category
+        if not isinstance(vt, str) or len(vt) < 2:
+            raise DataError(
+                f"expected a code like 'S2MC', got {vt!r} (data row {i})", path=path, field="video_type"
+            )
+        if not isinstance(it, str) or not it:
+            raise DataError(
+                f"expected a code like 'SS', got {it!r} (data row {i})", path=path, field="inference_type"
+            )
+
+
+def score_frame(
+    df: pd.DataFrame, gt: Mapping[Any, float] | None, thresholds: Sequence[float] = MRA_THRESHOLDS
+) -> tuple[pd.DataFrame, float]:
+    """Per-question stage: returns the sorted frame with `category, bg, obj, mra` and the invalid %."""
+    df = df.copy()
+    if "video_source" in df.columns:
+        # Never fires on the shipped files, which spell it 'segmentaion'; kept for parity.
+        seg = df["video_source"] == "segmentation"
+        df.loc[seg, "video_type"] = df.loc[seg, "video_type"].map(
+            lambda x: x[:-1] + "X" if pd.notna(x) and len(x) > 0 else x
+        )
+    df = df.sort_values(by=["video_id", "question"])
+    if gt is not None:
+        ids = pd.to_numeric(df[df.columns[0]], errors="coerce").astype("Int64")
+        df[df.columns[0]] = ids
+        df["ground_truth_posterior"] = ids.map(gt)
+    elif "ground_truth_posterior" not in df.columns:
+        raise DataError(
+            "no ground truth: pass a ground-truth file or include the column", field="ground_truth_posterior"
+        )
+    parsed = pd.to_numeric(df["parsed_value"], errors="coerce")
+    n_invalid = (
+        df["parsed_value"].isna().sum()
+        + (df["parsed_value"].notna() & parsed.isna()).sum()
+        + (parsed == 0).sum()
+    )
+    invalid_pct = (n_invalid / len(df) * 100) if len(df) > 0 else 0
+    vt = df["video_type"]
+    df["category"] = [
+        category_of(i, v) if pd.notna(v) else None for i, v in zip(df["inference_type"], vt, strict=True)
+    ]
+    df["parsed_value"] = parsed.abs()
+    df["ground_truth_posterior"] = pd.to_numeric(df["ground_truth_posterior"], errors="coerce")
+    df["bg"] = [v[-1] if pd.notna(v) and len(v) > 0 else None for v in vt]
+    df["obj"] = [
+        ("single" if v[2] == "S" else "multiple" if v[2] == "M" else None)
+        if pd.notna(v) and len(v) > 2
+        else None
+        for v in vt
+    ]
+    df["mra"] = [
+        mra(p, g, thresholds) for p, g in zip(df["parsed_value"], df["ground_truth_posterior"], strict=True)
+    ]
+    return df, invalid_pct
+
+
+def _macro(frame: pd.DataFrame) -> float | None:
+    """Unweighted mean of the four category means; None unless all four are present."""
+    means = {}
+    for category in CATEGORIES:
+        rows = frame[frame["category"] == category]
+        if len(rows) > 0:
+            means[category] = rows["mra"].mean()
+    if len(means) < 4:
+        return None
+    return (means["S2"] + means["D2"] + means["S3"] + means["D3"]) / 4
+
+
+def aggregate(df: pd.DataFrame, invalid_pct: float, model: str) -> dict[str, Any]:
+    """Corpus stage: one row of the official results CSV."""
+    row: dict[str, Any] = {"model": model, "invalid_percentage": invalid_pct}
+    means = {c: df[df["category"] == c]["mra"].mean() for c in df["category"].unique() if pd.notna(c)}
+    for category in CATEGORIES:
+        row[f"mra_{category}"] = means.get(category)
+    row["mra_average"] = (
+        (means["S2"] + means["D2"] + means["S3"] + means["D3"]) / 4
+        if all(c in means for c in CATEGORIES)
+        else None
+    )
+    for column, prefix in (("bg", "mra_bg_"), ("obj", "mra_obj_")):
+        for value in sorted(df[column].dropna().unique()):
+            row[f"{prefix}{value}"] = _macro(df[df[column] == value])
+    return row
+
+
+def model_name(path: str | Path) -> str:
+    """Upstream names a model after its file, minus `merged_` and `.csv`."""
+    return Path(path).name.replace("merged_", "").replace(".csv", "")
+
+
+def score_file(
+    pred_path: str | Path,
+    gt_path: str | Path | None = None,
+    thresholds: Sequence[float] = MRA_THRESHOLDS,
+) -> dict[str, Any]:
+    """Score one prediction CSV against the ground-truth CSV: the official results row."""
+    pred_path = Path(pred_path)
+    gt = read_ground_truth(gt_path) if gt_path is not None else None
+    df = _read_csv(pred_path)
+    _check_predictions(df, pred_path)
+    try:
+        scored, invalid_pct = score_frame(df, gt, thresholds)
+    except DataError as exc:
+        exc.path = exc.path or str(pred_path)
+        raise DataError(exc.message, path=exc.path, field=exc.field) from exc
+    return aggregate(scored, invalid_pct, model_name(pred_path))
+
+
+def results_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The official `all_model_results.csv` text for one or more result rows."""
+    buffer = io.StringIO()
+    pd.DataFrame(list(rows)).to_csv(buffer, index=False)
+    return buffer.getvalue()

@@ -1,0 +1,74 @@
+"""One small registry used for backends, tools, graphs, benchmarks and scorers.
+
+Entries are registered as factories (or `module:attribute` strings imported on first use), so that
+`kinegraph --help` stays instant and optional SDKs are only imported when their entry is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownEntryError(KeyError):
+    """A name that is not registered; the message lists what is."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def import_object(spec: str) -> object:
+    """Import `package.module:attribute` (or `package.module.attribute`)."""
+    if ":" in spec:
+        module_name, attr = spec.split(":", 1)
+    else:
+        module_name, _, attr = spec.rpartition(".")
+    if not module_name or not attr:
+        raise ValueError(f"expected 'package.module:attribute', got {spec!r}")
+    module = importlib.import_module(module_name)
+    obj: object = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry(Generic[T]):
+    """Name -> entry, with lazy `module:attr` entries and a helpful error for unknown names."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T | str] = {}
+
+    def register(self, name: str, entry: T | str | None = None) -> Callable[[T], T] | None:
+        """Register `entry` under `name`; without an entry, return a decorator."""
+        if entry is not None:
+            self._entries[name] = entry
+            return None
+
+        def decorator(obj: T) -> T:
+            self._entries[name] = obj
+            return obj
+
+        return decorator
+
+    def get(self, name: str) -> T:
+        if name not in self._entries:
+            known = ", ".join(sorted(self._entries)) or "none"
+            raise UnknownEntryError(f"unknown {self.kind} {name!r}; known: {known}")
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = import_object(entry)  # type: ignore[assignment]
+            self._entries[name] = entry
+        return entry  # type: ignore[return-value]
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())

@@ -1,0 +1,1 @@
+"""kinegraph.tools."""

@@ -1,0 +1,137 @@
+"""Pydantic models shared by every layer: what a question is, what a run produced, how a run was set up."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+JsonDict = dict[str, Any]
+
+
+class Status(StrEnum):
+    """How a prediction ended. Errors are never rewritten into answer text."""
+
+    ok = "ok"
+    api_error = "api_error"
+    parse_failure = "parse_failure"
+    timeout = "timeout"
+    budget_exceeded = "budget_exceeded"
+    input_error = "input_error"
+
+
+class Media(BaseModel):
+    """The visual input of a sample: frame files, or a video plus which frames to use.
+
+    `frame_indices` index into `frame_paths` (kind "frames") or into the decoded video (kind "video");
+    `timestamps_s` are seconds from the first frame of the clip, aligned with `frame_indices`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["frames", "video", "none"] = "none"
+    frame_paths: list[str] = Field(default_factory=list)
+    video_path: str | None = None
+    frame_indices: list[int] | None = None
+    timestamps_s: list[float] | None = None
+    fps: float | None = None
+
+    @property
+    def key(self) -> str:
+        """Identity of the underlying clip, so frames are decoded once per clip and shared."""
+        if self.kind == "video":
+            return f"video:{self.video_path}"
+        if self.kind == "frames":
+            return "frames:" + "|".join(self.frame_paths)
+        return "none"
+
+
+class Sample(BaseModel):
+    """One question of a benchmark, with its ground truth and everything a graph may use.
+
+    `group` names the unit for paired statistics and frame sharing (an EgoDyn clip, a QuantiPhy video).
+    `context` carries benchmark-specific inputs (trajectory arrays path, features, priors, depth info, ...).
+    `metadata` carries what scorers group by (category, source, video_type, ...).
+    """
+
+    id: str
+    benchmark: str
+    group: str
+    question_id: str | None = None
+    question: str
+    options: list[str] | None = None
+    answer: str | float | list[str] | None = None
+    media: Media = Field(default_factory=Media)
+    context: JsonDict = Field(default_factory=dict)
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """Token usage and cost of one call or summed over a run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cached_requests: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            requests=self.requests + other.requests,
+            cached_requests=self.cached_requests + other.cached_requests,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class FrameRecord(BaseModel):
+    """Which frames a graph actually looked at: indices into the clip and their timestamps."""
+
+    indices: list[int] = Field(default_factory=list)
+    timestamps_s: list[float] = Field(default_factory=list)
+    source: str | None = None
+
+
+class Prediction(BaseModel):
+    """What a graph produced for one sample: raw text, parsed answer, trace, cost, and how it ended."""
+
+    sample_id: str
+    benchmark: str
+    group: str | None = None
+    question_id: str | None = None
+    graph: str | None = None
+    model: str | None = None
+    raw: str | None = None
+    answer: str | float | list[str] | None = None
+    ground_truth: str | float | list[str] | None = None
+    status: Status = Status.ok
+    error: str | None = None
+    trace: list[JsonDict] = Field(default_factory=list)
+    frames: FrameRecord | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    metadata: JsonDict = Field(default_factory=dict)
+
+
+class RunConfig(BaseModel):
+    """Everything needed to reproduce a run; written to run.json."""
+
+    benchmark: str
+    graph: str
+    model: str | None = None
+    data: str | None = None
+    out_dir: str
+    limit: int | None = None
+    concurrency: int = 8
+    base_url: str | None = None
+    cache: str | None = None
+    use_cache: bool = True
+    seed: int = 0
+    options: JsonDict = Field(default_factory=dict)
+
+    @property
+    def out_path(self) -> Path:
+        return Path(self.out_dir)
