@@ -17,7 +17,9 @@ def _golden_scores(console: Console, out: Path) -> None:
 
     fixtures = fixtures_dir()
     if fixtures is None:
-        console.print("[dim]upstream golden files not found (set KINEGRAPH_FIXTURES); skipping re-scoring[/dim]")
+        console.print(
+            "[dim]upstream golden files not found (set KINEGRAPH_FIXTURES); skipping re-scoring[/dim]"
+        )
         return
     table = Table(title="Official scorers on published predictions")
     for column in ("benchmark", "predictions", "metric", "value"):
@@ -27,8 +29,9 @@ def _golden_scores(console: Console, out: Path) -> None:
     for key in ("accuracy", "balanced_acc", "macro_f1"):
         table.add_row("EgoDyn-Bench", "flow_heuristic", f"global {key}", f"{ego['global'][key]:.4f}")
     table.add_row("EgoDyn-Bench", "flow_heuristic", "WPCR (wemcr)", f"{ego['consistency']['wemcr']:.4f}")
-    row = quantiphy.score_file(fixtures / "quantiphy" / "gpt-5.1.csv",
-                               fixtures / "quantiphy" / "quantiphy_validation.csv")
+    row = quantiphy.score_file(
+        fixtures / "quantiphy" / "gpt-5.1.csv", fixtures / "quantiphy" / "quantiphy_validation.csv"
+    )
     (out / "quantiphy_gpt-5.1_results.csv").write_text(quantiphy.results_csv([row]))
     for key in ("mra_S2", "mra_D2", "mra_S3", "mra_D3", "mra_average"):
         table.add_row("QuantiPhy", "gpt-5.1", key, f"{row[key]:.4f}")

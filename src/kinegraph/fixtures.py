@@ -1,4 +1,4 @@
-"""Where the upstream golden files live: `$KINEGRAPH_FIXTURES`, else `../shared/fixtures` beside the checkout."""
+"""Where the upstream golden files live: `$KINEGRAPH_FIXTURES`, else `../shared/fixtures`."""
 
 from __future__ import annotations
 

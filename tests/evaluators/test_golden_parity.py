@@ -20,7 +20,8 @@ def test_egodyn_cli_equals_official_metrics(golden):
 
 def test_quantiphy_cli_is_byte_identical_to_official_results(golden):
     q = golden / "quantiphy"
-    result = run_cli("evaluate", "quantiphy", str(q / "gpt-5.1.csv"), "--ground-truth",
-                     str(q / "quantiphy_validation.csv"))
+    result = run_cli(
+        "evaluate", "quantiphy", str(q / "gpt-5.1.csv"), "--ground-truth", str(q / "quantiphy_validation.csv")
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.encode() == (q / "all_model_results.csv").read_bytes()

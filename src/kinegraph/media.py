@@ -1,0 +1,146 @@
+"""The one frame sampler and decoder, shared by tools, agents and the runner.
+
+Frames are RGB uint8 arrays of shape (H, W, 3). A clip is decoded once (`load_frames`) and the indices
+and timestamps actually used are returned with the pixels, so every prediction can record them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from kinegraph.errors import DataError
+from kinegraph.types import FrameRecord, Media
+
+
+def even_indices(n_total: int, k: int) -> list[int]:
+    """k evenly spaced indices over n_total frames, `round(i * (n - 1) / (k - 1))` as EgoDyn upstream.
+
+    k >= n_total returns every index; k == 1 returns the middle frame.
+    """
+    if n_total <= 0:
+        raise ValueError(f"cannot sample from {n_total} frames")
+    if k <= 0:
+        raise ValueError(f"need at least one frame, got k={k}")
+    if k >= n_total:
+        return list(range(n_total))
+    if k == 1:
+        return [n_total // 2]
+    return [round(i * (n_total - 1) / (k - 1)) for i in range(k)]
+
+
+def read_image(path: str | Path) -> np.ndarray:
+    """Decode one image file to RGB uint8 (H, W, 3)."""
+    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if bgr is None:
+        raise DataError("missing or unreadable image", path=path)
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+
+
+def write_image(path: str | Path, rgb: np.ndarray, quality: int = 92) -> None:
+    """Encode an RGB uint8 frame to a JPEG/PNG file (format from the suffix)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    params = [cv2.IMWRITE_JPEG_QUALITY, quality] if path.suffix.lower() in (".jpg", ".jpeg") else []
+    if not cv2.imwrite(str(path), cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), params):
+        raise OSError(f"{path}: could not write image")
+
+
+def video_info(path: str | Path) -> tuple[int, float]:
+    """(frame count, fps) from the container header."""
+    cap = cv2.VideoCapture(str(path))
+    try:
+        if not cap.isOpened():
+            raise DataError("missing or unreadable video", path=path)
+        return int(cap.get(cv2.CAP_PROP_FRAME_COUNT)), float(cap.get(cv2.CAP_PROP_FPS))
+    finally:
+        cap.release()
+
+
+def read_video(path: str | Path, indices: Sequence[int] | None = None) -> tuple[np.ndarray, float]:
+    """Decode the frames at `indices` (all when None) in one sequential pass; returns (T,H,W,3) and fps."""
+    cap = cv2.VideoCapture(str(path))
+    if not cap.isOpened():
+        raise DataError("missing or unreadable video", path=path)
+    wanted = None if indices is None else set(indices)
+    frames: dict[int, np.ndarray] = {}
+    try:
+        fps = float(cap.get(cv2.CAP_PROP_FPS))
+        last = None if wanted is None else max(wanted)
+        i = 0
+        while last is None or i <= last:
+            ok, bgr = cap.read()
+            if not ok:
+                break
+            if wanted is None or i in wanted:
+                frames[i] = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+            i += 1
+    finally:
+        cap.release()
+    if not frames:
+        raise DataError("video has no decodable frames", path=path)
+    order = list(indices) if indices is not None else sorted(frames)
+    missing = [j for j in order if j not in frames]
+    if missing:
+        raise DataError(f"video has {i} decodable frames; index {missing[0]} is past the end", path=path)
+    return np.stack([frames[j] for j in order]), fps
+
+
+def write_video(path: str | Path, frames: np.ndarray | Sequence[np.ndarray], fps: float) -> None:
+    """Write RGB frames to an mp4 (mp4v), the container the CARLA-style clips ship in."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    first = frames[0]
+    height, width = first.shape[:2]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height))
+    if not writer.isOpened():
+        raise OSError(f"{path}: could not open video writer")
+    try:
+        for rgb in frames:
+            writer.write(cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR))
+    finally:
+        writer.release()
+
+
+def load_frames(media: Media, k: int | None = None) -> tuple[np.ndarray, FrameRecord]:
+    """Decode the frames a sample uses: `media.frame_indices` if set, else k evenly spaced, else all.
+
+    Returns (T, H, W, 3) RGB uint8 and the record of indices/timestamps actually used.
+    """
+    if media.kind == "none":
+        return np.zeros((0, 0, 0, 3), np.uint8), FrameRecord()
+    if media.kind == "frames":
+        n_total = len(media.frame_paths)
+        indices = _choose(media, n_total, k)
+        frames = np.stack([read_image(media.frame_paths[i]) for i in indices])
+        fps = media.fps
+        source = media.frame_paths[0] if media.frame_paths else None
+    else:
+        if media.video_path is None:
+            raise DataError("video media without a path", field="video_path")
+        n_total, header_fps = video_info(media.video_path)
+        indices = _choose(media, n_total, k)
+        frames, header_fps = read_video(media.video_path, indices)
+        fps = media.fps or header_fps
+        source = media.video_path
+    timestamps = _timestamps(media, indices, fps)
+    return frames, FrameRecord(indices=list(indices), timestamps_s=timestamps, source=source)
+
+
+def _choose(media: Media, n_total: int, k: int | None) -> list[int]:
+    if media.frame_indices is not None:
+        return list(media.frame_indices)
+    return even_indices(n_total, k) if k else list(range(n_total))
+
+
+def _timestamps(media: Media, indices: Sequence[int], fps: float | None) -> list[float]:
+    if media.timestamps_s is not None and media.frame_indices is not None:
+        return list(media.timestamps_s)
+    if media.timestamps_s is not None:
+        return [media.timestamps_s[i] for i in indices]
+    if fps:
+        return [i / fps for i in indices]
+    return []
