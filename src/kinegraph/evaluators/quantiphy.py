@@ -106,8 +106,8 @@ _UNITS_TO_REMOVE = (
 def _after_last_delimiter(text: str) -> str:
     """Step 2: keep the text after the delimiter whose last (case-insensitive) occurrence is latest.
 
-    The split itself is case-sensitive `rsplit`, as upstream: "answer: 5" finds "Answer:" but cannot
-    split on it, so a later-listed delimiter at the same place (":") never gets its turn. Kept for parity.
+    Upstream then splits with the case-sensitive `rsplit`; since every word delimiter ends in ':' and ':'
+    is itself a delimiter, the latest match is always ':', '=' or '=>' and the case never matters.
     """
     best_pos, best = -1, None
     for delimiter in _DELIMITERS:
@@ -139,7 +139,7 @@ def parse_number(text: object) -> float:
 
 def mra(pred: float, gt: float, thresholds: Sequence[float] = MRA_THRESHOLDS) -> float:
     """Mean relative accuracy of one answer; NaN when the ground truth is missing or zero."""
-    if gt is None or math.isnan(gt) or gt == 0:
+    if pd.isna(gt) or gt == 0:
         return float("nan")
     rel = abs(pred - gt) / gt
     return sum(rel < (1 - theta) for theta in thresholds) / len(thresholds)

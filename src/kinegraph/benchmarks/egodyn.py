@@ -1,0 +1,218 @@
+"""EgoDyn-Bench loader: the official layouts -> one Sample per (clip, question).
+
+Card: EgoDyn-Bench (Schäfer et al., ECCV 2026, arXiv 2604.22851). Code Apache-2.0, data CC BY-NC-SA 4.0.
+Official repo TUM-AVS/EgoDyn-Bench @ a0c9c01a424cbeb5aa5471a6156354f21111436d; data HF fnc1901/EgoDyn-Bench.
+1000 clips (500 nuScenes, 500 CARLA) x 14 questions; 10 evenly spaced frames per clip by default.
+
+Layouts read:
+- `selected_clips.json`: the benchmark spec with oracle answers and summary features (no frames).
+- HF layout: `{nuscenes,carla}_clips/{clips_index.jsonl, arrays/<clip_id>.npz, qa.jsonl}`; nuScenes frames via
+  `frame_paths` under a nuScenes root, CARLA clips via `<carla_video_dir>/<clip_id>.mp4`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
+from kinegraph.errors import DataError
+from kinegraph.evaluators.egodyn import source_of
+from kinegraph.types import Media, Sample
+
+DEFAULT_NUM_FRAMES = 10  # frames shown per clip, upstream `--num_frames 10`
+SOURCES = ("nuscenes", "carla")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path=path) from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-empty line; errors name the line."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path=path) from exc
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
+        if not isinstance(obj, dict):
+            raise DataError("expected a JSON object", path=path, line=lineno)
+        yield lineno, obj
+
+
+def _require(obj: Mapping[str, Any], field: str, path: Path, line: int | None) -> Any:
+    if obj.get(field) is None:
+        raise DataError("missing", path=path, line=line, field=field)
+    return obj[field]
+
+
+def _sample(
+    *,
+    sample_id: str,
+    clip_id: str,
+    question: EgoDynQuestion,
+    answer: str | None,
+    text: str | None = None,
+    choices: list[str] | None = None,
+    media: Media | None = None,
+    context: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Sample:
+    source = source_of(clip_id)
+    return Sample(
+        id=sample_id,
+        benchmark="egodyn",
+        group=clip_id,
+        question_id=question.question_id,
+        question=text or question.text,
+        options=choices or question.choices,
+        answer=answer,
+        media=media or Media(),
+        context=context or {},
+        metadata={
+            "category": question.category,
+            "source": source,
+            "temporal": question.temporal,
+            "answer_type": question.answer_type,
+            "clip_id": clip_id,
+            **(extra or {}),
+        },
+    )
+
+
+def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | None = None) -> list[Sample]:
+    """`selected_clips.json` -> 14 samples per clip whose answers are the oracle labels."""
+    path = Path(path)
+    bank = bank or load_question_bank()
+    clips = _read_json(path)
+    if not isinstance(clips, list):
+        raise DataError("expected a list of clips", path=path)
+    samples = []
+    for i, clip in enumerate(clips):
+        where = f"clip #{i + 1}"
+        if not isinstance(clip, dict):
+            raise DataError(f"{where}: expected an object", path=path)
+        for field in ("id", "answers"):
+            if field not in clip:
+                raise DataError(f"{where}: missing", path=path, field=field)
+        clip_id, answers = str(clip["id"]), clip["answers"]
+        for qid, question in bank.items():
+            if qid not in answers:
+                raise DataError(f"{where} ({clip_id}): no answer for {qid!r}", path=path, field="answers")
+            samples.append(
+                _sample(
+                    sample_id=f"{clip_id}:{qid}",
+                    clip_id=clip_id,
+                    question=question,
+                    answer=str(answers[qid]),
+                    context={"features": clip.get("features", {})},
+                    extra={"declared_source": clip.get("source")},
+                )
+            )
+    return samples
+
+
+def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video_dir: Path | None) -> Media:
+    """All of a clip's frames; graphs pick which to show (10 evenly spaced by default, as upstream)."""
+    frame_paths = clip.get("frame_paths")
+    if frame_paths:
+        root = nuscenes_root or Path(".")
+        return Media(kind="frames", frame_paths=[str(root / p) for p in frame_paths])
+    if carla_video_dir is not None:
+        return Media(kind="video", video_path=str(carla_video_dir / f"{clip['clip_id']}.mp4"))
+    return Media()
+
+
+def load_hf(
+    root: str | Path,
+    *,
+    nuscenes_root: str | Path | None = None,
+    carla_video_dir: str | Path | None = None,
+    carla_domain: Literal["simulation", "transferred"] = "transferred",
+    bank: Mapping[str, EgoDynQuestion] | None = None,
+) -> list[Sample]:
+    """The HF layout under `root` -> one sample per qa.jsonl row.
+
+    nuScenes frames resolve under `nuscenes_root` (default `<root>/nuscenes` when present); CARLA videos
+    under `carla_video_dir` (default `<root>/carla_videos_<domain>`; the paper's headline uses the
+    Cosmos-transferred domain).
+    """
+    root = Path(root)
+    bank = bank or load_question_bank()
+    nuscenes_root = (
+        Path(nuscenes_root)
+        if nuscenes_root
+        else (root / "nuscenes" if (root / "nuscenes").is_dir() else None)
+    )
+    carla_dir = Path(carla_video_dir) if carla_video_dir else root / f"carla_videos_{carla_domain}"
+    samples: list[Sample] = []
+    found = False
+    for source in SOURCES:
+        clip_dir = root / f"{source}_clips"
+        index_path, qa_path = clip_dir / "clips_index.jsonl", clip_dir / "qa.jsonl"
+        if not index_path.exists() and not qa_path.exists():
+            continue
+        found = True
+        clips: dict[str, dict[str, Any]] = {}
+        for lineno, clip in read_jsonl(index_path):
+            clips[str(_require(clip, "clip_id", index_path, lineno))] = clip
+        for lineno, row in read_jsonl(qa_path):
+            clip_id = str(_require(row, "clip_id", qa_path, lineno))
+            qid = str(_require(row, "question_id", qa_path, lineno))
+            if qid not in bank:
+                raise DataError(f"unknown question {qid!r}", path=qa_path, line=lineno, field="question_id")
+            clip = clips.get(clip_id)
+            if clip is None:
+                raise DataError(
+                    f"clip {clip_id!r} is not in {index_path.name}",
+                    path=qa_path,
+                    line=lineno,
+                    field="clip_id",
+                )
+            array_ref = clip.get("array_ref") or f"arrays/{clip_id}.npz"
+            samples.append(
+                _sample(
+                    sample_id=str(row.get("qa_id") or f"{clip_id}:{qid}"),
+                    clip_id=clip_id,
+                    question=bank[qid],
+                    answer=str(_require(row, "answer", qa_path, lineno)),
+                    text=row.get("question"),
+                    choices=[str(c).lower() for c in row["choices"]] if row.get("choices") else None,
+                    media=_clip_media(clip, nuscenes_root, carla_dir if source == "carla" else None),
+                    context={
+                        "arrays_path": str(clip_dir / array_ref),
+                        "features": clip.get("features", {}),
+                        "t_start": clip.get("t_start"),
+                        "t_end": clip.get("t_end"),
+                    },
+                    extra={"qa_id": row.get("qa_id")},
+                )
+            )
+    if not found:
+        raise DataError(
+            "no EgoDyn layout here: expected selected_clips.json or {nuscenes,carla}_clips/", path=root
+        )
+    return samples
+
+
+def load(path: str | Path, **options: Any) -> list[Sample]:
+    """A `selected_clips.json` file, or a directory in the HF layout."""
+    path = Path(path)
+    if path.is_file():
+        return load_selected_clips(path, bank=options.get("bank"))
+    if not path.exists():
+        raise DataError("no such file or directory", path=path)
+    return load_hf(path, **options)

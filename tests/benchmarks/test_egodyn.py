@@ -1,0 +1,95 @@
+"""EgoDyn loader: the official selected_clips.json and the HF layout, with clear errors."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from kinegraph.benchmarks.egodyn import load
+from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.errors import DataError
+
+
+def test_selected_clips_oracle_answers_are_ground_truth(golden):
+    samples = load(golden / "egodyn" / "selected_clips.json")
+    assert len(samples) == 14_000
+    clips_per_source = Counter(s.metadata["source"] for s in samples if s.question_id == "speed_regime")
+    assert clips_per_source == {"nuscenes": 500, "carla": 500}
+    assert Counter(s.question_id for s in samples) == {q.question_id: 1000 for q in QUESTION_BANK}
+    assert all(s.metadata["declared_source"] == s.metadata["source"] for s in samples)
+    first = {s.question_id: s.answer for s in samples if s.group == "clip_19765"}
+    assert first["braking_intensity"] == "moderate" and first["speed_peak_half"] == "first_half"
+    assert len({s.id for s in samples}) == 14_000
+
+
+@pytest.fixture
+def hf_root(tmp_path):
+    """A two-clip HF-layout directory written by hand."""
+    for source, clip_id, extra in (
+        ("nuscenes", "clip_00001", {"frame_paths": [f"samples/CAM_FRONT/f{i}.jpg" for i in range(12)]}),
+        ("carla", "DEU_Test-1_1_T-1__Comfort__w0", {}),
+    ):
+        d = tmp_path / f"{source}_clips"
+        (d / "arrays").mkdir(parents=True)
+        np.savez(d / "arrays" / f"{clip_id}.npz", speed=np.ones(31))
+        index = {
+            "clip_id": clip_id,
+            "t_start": 0.0,
+            "t_end": 3.0,
+            "array_ref": f"arrays/{clip_id}.npz",
+            "features": {"max_speed": 1.0},
+            **extra,
+        }
+        (d / "clips_index.jsonl").write_text(json.dumps(index) + "\n")
+        rows = [
+            {
+                "qa_id": f"qa_{source}_{q.question_id}",
+                "clip_id": clip_id,
+                "question_id": q.question_id,
+                "question": q.text,
+                "answer": q.choices[0],
+                "choices": q.choices,
+            }
+            for q in QUESTION_BANK
+        ]
+        (d / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return tmp_path
+
+
+def test_hf_layout(hf_root):
+    samples = load(hf_root, nuscenes_root=hf_root / "nusc")
+    assert len(samples) == 28
+    nus = next(s for s in samples if s.group == "clip_00001")
+    assert nus.media.kind == "frames" and len(nus.media.frame_paths) == 12
+    assert nus.media.frame_paths[0] == str(hf_root / "nusc" / "samples/CAM_FRONT/f0.jpg")
+    assert nus.context["arrays_path"].endswith("nuscenes_clips/arrays/clip_00001.npz")
+    carla = next(s for s in samples if s.metadata["source"] == "carla")
+    assert carla.media.kind == "video"
+    assert carla.media.video_path == str(hf_root / "carla_videos_transferred" / f"{carla.group}.mp4")
+    assert carla.id.startswith("qa_carla_")
+
+
+def test_hf_layout_errors_name_file_line_field(hf_root):
+    qa = hf_root / "carla_clips" / "qa.jsonl"
+    lines = qa.read_text().splitlines()
+    qa.write_text("\n".join([lines[0], "{not json", *lines[2:]]))
+    with pytest.raises(DataError, match=r"carla_clips/qa.jsonl:2: not valid JSON"):
+        load(hf_root)
+    qa.write_text(json.dumps({"clip_id": "nope", "question_id": "speed_trend", "answer": "steady"}))
+    with pytest.raises(DataError, match=r"qa.jsonl:1: field 'clip_id': clip 'nope' is not in clips_index"):
+        load(hf_root)
+    qa.write_text(json.dumps({"clip_id": "DEU_Test-1_1_T-1__Comfort__w0", "question_id": "speed_trend"}))
+    with pytest.raises(DataError, match=r"qa.jsonl:1: field 'answer'"):
+        load(hf_root)
+    with pytest.raises(DataError, match="no such file"):
+        load(hf_root / "missing")
+
+
+def test_selected_clips_errors(tmp_path):
+    path = tmp_path / "sel.json"
+    path.write_text(json.dumps([{"id": "clip_1", "answers": {"speed_trend": "steady"}}]))
+    with pytest.raises(DataError, match=r"sel.json: field 'answers': clip #1 \(clip_1\): no answer"):
+        load(path)
