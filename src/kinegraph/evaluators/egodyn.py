@@ -20,6 +20,8 @@ from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_
 from kinegraph.errors import DataError
 from kinegraph.evaluators.classification import confusion_matrix, group_metrics
 from kinegraph.evaluators.egodyn_consistency import compute_consistency
+from kinegraph.suites import GroupStats, Suite, class_recall_stats
+from kinegraph.types import Prediction, Sample
 
 UNPARSED = "<unparsed>"  # label of an unparsed answer under the non-official penalize_unparsed mode
 
@@ -244,3 +246,81 @@ def structural_warnings(
     if no_oracle:
         out.append(f"{no_oracle} record(s) without 'oracle_label'/'answer' counted as unparsed, as upstream")
     return out
+
+
+def prediction_records(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
+    """Runner predictions as upstream prediction records; a failed call has an empty answer (unparsed)."""
+    by_id = {s.id: s for s in samples}
+    records = []
+    for p in predictions:
+        s = by_id.get(p.sample_id)
+        if s is None:
+            continue
+        answer = p.raw if p.raw is not None else (str(p.answer) if p.answer is not None else "")
+        records.append(
+            {
+                "qa_id": s.metadata.get("qa_id") or s.id,
+                "clip_id": s.group,
+                "question_id": s.question_id,
+                "category": s.metadata.get("category", "unknown"),
+                "oracle_label": s.answer,
+                "model_answer": answer,
+            }
+        )
+    return records
+
+
+def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    """The official metric dict for a run."""
+    return score(prediction_records(samples, predictions))
+
+
+def export_official(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
+) -> list[Path]:
+    """Write `predictions.jsonl` in the upstream format, so upstream `scripts/evaluate.py` can read it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "egodyn_predictions.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in prediction_records(samples, predictions)))
+    return [path]
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """The leaderboard's columns: pooled balanced accuracy first (the headline), then the rest."""
+    return {
+        "balanced_acc": metrics["global"]["balanced_acc"],
+        "accuracy": metrics["global"]["accuracy"],
+        "macro_f1": metrics["global"]["macro_f1"],
+        "temporal_balanced_acc": metrics["temporal"]["balanced_acc"],
+        "wpcr": metrics["consistency"]["wemcr"],
+        "parsable": metrics["parsable_coverage"],
+    }
+
+
+def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
+    """Per-clip statistics of the pooled global balanced accuracy (parsed answers only, as upstream)."""
+    bank = load_question_bank()
+    triples = []
+    for record in prediction_records(samples, predictions):
+        scored = score_record(record, bank)
+        if scored is not None:
+            triples.append((scored.clip_id, scored.oracle, scored.pred))
+    return class_recall_stats(triples)
+
+
+def _suite() -> Suite:
+    from kinegraph.benchmarks.egodyn import load
+
+    return Suite(
+        name="egodyn",
+        load=load,
+        score=score_predictions,
+        export=export_official,
+        headline=headline,
+        group_stats=group_stats,
+        primary="balanced_acc",
+        default_graph="egodyn.vision",
+    )
+
+
+SUITE = _suite()

@@ -1,0 +1,103 @@
+"""A benchmark suite as the runner and reports see it: load, score, export, headline, paired statistics.
+
+`group_stats` turns a run into additive per-group statistics (one row per clip or video) and a finalizer
+that computes the headline metric from summed rows. A paired bootstrap then only resamples rows, which is
+exact for these metrics and fast (no re-scoring per resample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kinegraph.registry import Registry
+from kinegraph.types import Prediction, Sample
+
+Finalize = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Per-group additive statistics: `matrix[g]` for `groups[g]`; `finalize(sum over rows) -> metric`."""
+
+    groups: list[str]
+    matrix: np.ndarray
+    finalize: Finalize
+
+    def metric(self) -> float:
+        return float(self.finalize(self.matrix.sum(axis=0)[None, :])[0])
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Everything kinegraph needs to run and compare a benchmark."""
+
+    name: str
+    load: Callable[..., list[Sample]]
+    score: Callable[[Sequence[Sample], Sequence[Prediction]], dict[str, Any]]
+    export: Callable[[Sequence[Sample], Sequence[Prediction], Path], list[Path]]
+    headline: Callable[[dict[str, Any]], dict[str, float | None]]
+    group_stats: Callable[[Sequence[Sample], Sequence[Prediction]], GroupStats]
+    primary: str
+    default_graph: str
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def _aligned(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[tuple[Sample, Prediction]]:
+    by_id = {p.sample_id: p for p in predictions}
+    return [(s, by_id[s.id]) for s in samples if s.id in by_id]
+
+
+def mean_stats(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    value: Callable[[Sample, Prediction], float | None],
+) -> GroupStats:
+    """Groups x [sum of per-sample values, count]; finalize = mean. `None` values are left out."""
+    rows: dict[str, list[float]] = {}
+    for s, p in _aligned(samples, predictions):
+        v = value(s, p)
+        if v is None:
+            continue
+        row = rows.setdefault(s.group, [0.0, 0.0])
+        row[0] += v
+        row[1] += 1
+    groups = sorted(rows)
+
+    def finalize(sums: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sums[:, 1] > 0, sums[:, 0] / np.maximum(sums[:, 1], 1), np.nan)
+
+    return GroupStats(groups, np.array([rows[g] for g in groups], float).reshape(len(groups), 2), finalize)
+
+
+def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
+    """Pooled balanced accuracy from (group, oracle, pred) triples: rows = [tp, support] per class."""
+    classes = sorted({o for _, o, _ in pairs} | {p for _, _, p in pairs})
+    index = {c: i for i, c in enumerate(classes)}
+    k = len(classes)
+    rows: dict[str, np.ndarray] = {}
+    for group, oracle, pred in pairs:
+        row = rows.setdefault(group, np.zeros(2 * k))
+        row[k + index[oracle]] += 1
+        if oracle == pred:
+            row[index[oracle]] += 1
+    groups = sorted(rows)
+
+    def finalize(sums: np.ndarray) -> np.ndarray:
+        tp, support = sums[:, :k], sums[:, k:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            recall = np.where(support > 0, tp / np.maximum(support, 1), np.nan)
+        return np.nanmean(recall, axis=1) if k else np.full(len(sums), np.nan)
+
+    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * k))
+    return GroupStats(groups, matrix, finalize)
+
+
+suites: Registry[Suite] = Registry("benchmark suite")
+suites.register("egodyn", "kinegraph.evaluators.egodyn:SUITE")
+suites.register("quantiphy", "kinegraph.evaluators.quantiphy:SUITE")
