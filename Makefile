@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LINTED := $(wildcard src tests perf examples)
 
 .PHONY: install demo test lint perf clean
 
@@ -20,8 +21,8 @@ demo: install
 	$(BIN)/kinegraph demo
 
 lint: install
-	$(BIN)/ruff check src tests perf examples
-	$(BIN)/ruff format --check src tests perf examples
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 test: lint
 	$(BIN)/pytest -q

@@ -1,0 +1,119 @@
+"""Nodes shared by every family: decode frames once, encode them once, fan out, ask the model, record.
+
+Nodes are verbs; factories (`decode_frames(k)`) return the node so a builder states its options once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
+from kinegraph.errors import DataError
+from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.media import load_frames
+from kinegraph.types import Prediction, Sample, Status, Usage
+
+Node = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def decode_frames(num_frames: int | None) -> Node:
+    """Decode the group's clip once: `num_frames` evenly spaced frames (all when None)."""
+
+    async def decode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        media = state["samples"][0].media
+        if media.kind == "none":
+            return {"error": "this sample has no frames or video to decode"}
+        try:
+            frames, record = await asyncio.to_thread(load_frames, media, num_frames)
+        except (DataError, OSError, ValueError) as exc:
+            return {"error": str(exc)}
+        runtime.context.stats.decodes += 1
+        return {"frames": frames, "frame_record": record}
+
+    return decode
+
+
+def encode_frames(max_side: int | None) -> Node:
+    """Encode every decoded frame once (JPEG); all questions of the group reuse the bytes."""
+
+    async def encode(state: GroupState) -> dict[str, Any]:
+        from kinegraph.agents import encode_image
+
+        frames = state["frames"]
+        images = await asyncio.to_thread(lambda: [encode_image(f, max_side=max_side) for f in frames])
+        return {"images": images}
+
+    return encode
+
+
+def route_on_error(next_node: str) -> Callable[[GroupState], str]:
+    """Go on to `next_node`, or to `record_group_error` when decoding failed."""
+
+    def route(state: GroupState) -> str:
+        return "record_group_error" if state.get("error") else next_node
+
+    return route
+
+
+async def record_group_error(state: GroupState) -> dict[str, Any]:
+    """Every sample of a group whose input failed becomes an input_error prediction; the run goes on."""
+    return {"results": [prediction(s, status=Status.input_error, error=state["error"]) for s in state["samples"]]}
+
+
+def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
+    """One `Send` per question, carrying what the group computed."""
+
+    def route(state: GroupState) -> list[Send]:
+        return [
+            Send(target, QuestionState(sample=s, images=state.get("images", []),
+                                       frame_record=state.get("frame_record"),
+                                       measurements=state.get("measurements", {})))
+            for s in state["samples"]
+        ]
+
+    return route
+
+
+def prediction(sample: Sample, **fields: Any) -> Prediction:
+    """A prediction for `sample` with the sample's identity and ground truth filled in."""
+    return Prediction(sample_id=sample.id, benchmark=sample.benchmark, group=sample.group,
+                      question_id=sample.question_id, ground_truth=sample.answer, **fields)
+
+
+async def call_model(runtime: Runtime[GraphContext], request: GenerateRequest) -> GenerateResponse:
+    """Ask the context's backend, holding a slot of the run-wide concurrency limit."""
+    backend = runtime.context.backend
+    if backend is None:
+        raise ValueError("this graph needs a model: pass --model PROVIDER:MODEL")
+    limiter = runtime.context.limiter
+    if limiter is None:
+        return await backend.generate(request)
+    async with limiter:
+        return await backend.generate(request)
+
+
+async def ask(runtime: Runtime[GraphContext], request: GenerateRequest) -> tuple[GenerateResponse | None, dict]:
+    """Call the model; on failure return (None, fields of an error prediction) instead of raising."""
+    from kinegraph.agents import BackendError
+
+    start = time.perf_counter()
+    try:
+        return await call_model(runtime, request), {}
+    except BackendError as exc:
+        return None, {"status": exc.status, "error": str(exc), "latency_s": time.perf_counter() - start}
+    except asyncio.TimeoutError:
+        return None, {"status": Status.timeout, "error": "model call timed out",
+                      "latency_s": time.perf_counter() - start}
+
+
+def usage_of(responses: list[GenerateResponse]) -> Usage:
+    total = Usage()
+    for r in responses:
+        total = total + r.usage
+    return total

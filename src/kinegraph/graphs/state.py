@@ -1,0 +1,62 @@
+"""Graph state and runtime context shared by every benchmark family.
+
+A graph runs on one group of samples (a clip, a video, a scene): frames are decoded and encoded once in
+the group state, then each question is answered in its own branch (`Send`). Dependencies (the backend,
+the run-wide request limiter, counters) arrive through the runtime context, so one compiled graph serves
+every backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+import numpy as np
+
+from kinegraph.agents.protocol import Backend, ImagePart
+from kinegraph.types import FrameRecord, Prediction, Sample
+
+
+def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    """Reducer for measurement dicts written by several tool nodes."""
+    return {**left, **right}
+
+
+class GroupState(TypedDict, total=False):
+    """One clip/video: its pending samples, decoded frames, encoded images, tool measurements, results."""
+
+    samples: list[Sample]
+    frames: np.ndarray
+    frame_record: FrameRecord
+    images: list[ImagePart]
+    measurements: Annotated[dict[str, Any], merge_dicts]
+    error: str | None
+    results: Annotated[list[Prediction], operator.add]
+
+
+class QuestionState(TypedDict):
+    """One question's branch: the sample plus what the group already computed."""
+
+    sample: Sample
+    images: list[ImagePart]
+    frame_record: FrameRecord | None
+    measurements: dict[str, Any]
+
+
+@dataclass
+class RunStats:
+    """Counters the runner reports (decodes per clip is a performance contract)."""
+
+    decodes: int = 0
+    groups: int = 0
+
+
+@dataclass
+class GraphContext:
+    """Runtime dependencies of a graph run. `backend` is None for VLM-free graphs."""
+
+    backend: Backend | None = None
+    limiter: asyncio.Semaphore | None = None
+    stats: RunStats = field(default_factory=RunStats)
