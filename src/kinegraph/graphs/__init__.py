@@ -1,1 +1,32 @@
-"""kinegraph.graphs."""
+"""LangGraph graphs, one module per benchmark family, and a registry of named graph builders.
+
+`graphs.get(name)` returns a builder `build(**options) -> CompiledStateGraph`; a user's own graph is
+`package.module:build` (see `resolve_builder`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kinegraph.registry import Registry, import_object
+
+graphs: Registry = Registry("graph")
+for _name, _target in {
+    "egodyn.vision": "kinegraph.graphs.egodyn:build_vision",
+    "egodyn.trajectory": "kinegraph.graphs.egodyn:build_trajectory",
+    "egodyn.text_only": "kinegraph.graphs.egodyn:build_text_only",
+}.items():
+    graphs.register(_name, _target)
+
+
+def resolve_builder(name: str) -> Callable[..., Any]:
+    """A registered graph name, or `package.module:build` for a user's own builder."""
+    if name in graphs:
+        return graphs.get(name)
+    if ":" in name:
+        return import_object(name)  # type: ignore[return-value]
+    return graphs.get(name)  # raises with the list of known graphs
+
+
+__all__ = ["graphs", "resolve_builder"]

@@ -63,7 +63,9 @@ def route_on_error(next_node: str) -> Callable[[GroupState], str]:
 
 async def record_group_error(state: GroupState) -> dict[str, Any]:
     """Every sample of a group whose input failed becomes an input_error prediction; the run goes on."""
-    return {"results": [prediction(s, status=Status.input_error, error=state["error"]) for s in state["samples"]]}
+    return {
+        "results": [prediction(s, status=Status.input_error, error=state["error"]) for s in state["samples"]]
+    }
 
 
 def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
@@ -71,9 +73,15 @@ def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
 
     def route(state: GroupState) -> list[Send]:
         return [
-            Send(target, QuestionState(sample=s, images=state.get("images", []),
-                                       frame_record=state.get("frame_record"),
-                                       measurements=state.get("measurements", {})))
+            Send(
+                target,
+                QuestionState(
+                    sample=s,
+                    images=state.get("images", []),
+                    frame_record=state.get("frame_record"),
+                    measurements=state.get("measurements", {}),
+                ),
+            )
             for s in state["samples"]
         ]
 
@@ -82,8 +90,14 @@ def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
 
 def prediction(sample: Sample, **fields: Any) -> Prediction:
     """A prediction for `sample` with the sample's identity and ground truth filled in."""
-    return Prediction(sample_id=sample.id, benchmark=sample.benchmark, group=sample.group,
-                      question_id=sample.question_id, ground_truth=sample.answer, **fields)
+    return Prediction(
+        sample_id=sample.id,
+        benchmark=sample.benchmark,
+        group=sample.group,
+        question_id=sample.question_id,
+        ground_truth=sample.answer,
+        **fields,
+    )
 
 
 async def call_model(runtime: Runtime[GraphContext], request: GenerateRequest) -> GenerateResponse:
@@ -98,7 +112,9 @@ async def call_model(runtime: Runtime[GraphContext], request: GenerateRequest) -
         return await backend.generate(request)
 
 
-async def ask(runtime: Runtime[GraphContext], request: GenerateRequest) -> tuple[GenerateResponse | None, dict]:
+async def ask(
+    runtime: Runtime[GraphContext], request: GenerateRequest
+) -> tuple[GenerateResponse | None, dict]:
     """Call the model; on failure return (None, fields of an error prediction) instead of raising."""
     from kinegraph.agents import BackendError
 
@@ -107,9 +123,12 @@ async def ask(runtime: Runtime[GraphContext], request: GenerateRequest) -> tuple
         return await call_model(runtime, request), {}
     except BackendError as exc:
         return None, {"status": exc.status, "error": str(exc), "latency_s": time.perf_counter() - start}
-    except asyncio.TimeoutError:
-        return None, {"status": Status.timeout, "error": "model call timed out",
-                      "latency_s": time.perf_counter() - start}
+    except TimeoutError:
+        return None, {
+            "status": Status.timeout,
+            "error": "model call timed out",
+            "latency_s": time.perf_counter() - start,
+        }
 
 
 def usage_of(responses: list[GenerateResponse]) -> Usage:

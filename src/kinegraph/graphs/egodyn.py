@@ -1,0 +1,206 @@
+"""EgoDyn-Bench graphs: the VLM baselines (vision, trajectory) and their tool-augmented variant.
+
+Each builder returns a compiled graph over one clip (`GroupState`); the runtime context carries the backend.
+Prompts are upstream's (`egodyn_prompts`); answers go through the official parser.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
+from kinegraph.evaluators.egodyn import parse_answer
+from kinegraph.graphs import egodyn_prompts as prompts
+from kinegraph.graphs.nodes import (
+    ask,
+    decode_frames,
+    encode_frames,
+    fan_out,
+    prediction,
+    record_group_error,
+    route_on_error,
+)
+from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.types import Sample, Status
+
+Encoding = Literal["summary", "timeseries", "coordinates", "full"]
+MAX_TOKENS = 256  # upstream default; reasoning models need more (set on the backend)
+
+BlockFn = Callable[[dict[str, Any]], list[str | None]]
+
+
+def _no_blocks(measurements: dict[str, Any]) -> list[str | None]:
+    return []
+
+
+def trajectory_blocks(measurements: dict[str, Any]) -> list[str | None]:
+    return [measurements.get("trajectory")]
+
+
+def tool_blocks(measurements: dict[str, Any]) -> list[str | None]:
+    return [measurements.get("trajectory"), prompts.tool_block(measurements.get("tools", {}))]
+
+
+def _request(text: str, state: QuestionState | GroupState) -> GenerateRequest:
+    content = [TextPart(text=text), *state.get("images", [])]  # upstream order: text, then images
+    return GenerateRequest(messages=[Message(role="user", content=content)], max_tokens=MAX_TOKENS)
+
+
+def _finish(sample: Sample, raw: str, state: Any, response: Any, start: float, trace: list[dict]) -> Any:
+    answer = parse_answer(raw, sample.options, sample.metadata.get("answer_type", "multiclass"))
+    extra = {"usage": response.usage} if response is not None else {}
+    return prediction(
+        sample,
+        raw=raw,
+        answer=answer,
+        status=Status.ok if answer is not None else Status.parse_failure,
+        trace=trace,
+        frames=state.get("frame_record"),
+        latency_s=time.perf_counter() - start,
+        **extra,
+    )
+
+
+def answer_question(blocks: BlockFn) -> Callable[..., Any]:
+    """Ask one question with the clip's frames and text blocks; parse with the official parser."""
+
+    async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        sample, start = state["sample"], time.perf_counter()
+        text = prompts.single_prompt(
+            sample.question, sample.options, len(state["images"]), blocks(state["measurements"])
+        )
+        response, error = await ask(runtime, _request(text, state))
+        trace = [{"node": "answer_question", "prompt": text}]
+        if response is None:
+            return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
+        trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
+        return {"results": [_finish(sample, response.text, state, response, start, trace)]}
+
+    return answer
+
+
+def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
+    """Upstream's grouped mode: every question of the clip in one request, numbered answers."""
+
+    async def answer(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        samples, start = state["samples"], time.perf_counter()
+        measurements = state.get("measurements", {})
+        text = prompts.grouped_prompt(
+            [(s.question, s.options) for s in samples], len(state.get("images", [])), blocks(measurements)
+        )
+        response, error = await ask(runtime, _request(text, state))
+        trace = [{"node": "answer_clip", "prompt": text}]
+        if response is None:
+            return {
+                "results": [
+                    prediction(s, trace=trace, frames=state.get("frame_record"), **error) for s in samples
+                ]
+            }
+        raws = prompts.parse_grouped_response(response.text, len(samples))
+        trace.append({"node": "answer_clip", "raw": response.text, "cached": response.cached})
+        results = [_finish(s, raw, state, None, start, trace) for s, raw in zip(samples, raws, strict=True)]
+        results[0] = results[0].model_copy(update={"usage": response.usage})  # one call: counted once
+        return {"results": results}
+
+    return answer
+
+
+def encode_trajectory(encoding: Encoding, num_points: int) -> Callable[..., Any]:
+    """The clip's ego trajectory as upstream's text encoding (summary/timeseries/coordinates/full)."""
+
+    async def encode(state: GroupState) -> dict[str, Any]:
+        from kinegraph.tools.encoders import encode_trajectory as encode_text
+
+        sample = state["samples"][0]
+        arrays = load_arrays(sample)
+        text = encode_text(
+            encoding, arrays=arrays, features=sample.context.get("features", {}), num_points=num_points
+        )
+        return {"measurements": {"trajectory": text}}
+
+    return encode
+
+
+def load_arrays(sample: Sample) -> dict[str, np.ndarray] | None:
+    """The clip's 31-sample kinematics arrays (`arrays/<clip_id>.npz`), when the layout has them."""
+    path = sample.context.get("arrays_path")
+    if not path:
+        return None
+    with np.load(path) as npz:
+        return {key: npz[key] for key in npz.files}
+
+
+def _vlm_graph(
+    *,
+    num_frames: int,
+    grouped: bool,
+    max_side: int | None,
+    blocks: BlockFn,
+    prelude: Sequence[tuple[str, Callable[..., Any]]] = (),
+    frames: bool = True,
+) -> CompiledStateGraph:
+    """decode -> encode -> [prelude nodes] -> ask (per question via Send, or grouped)."""
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    steps: list[str] = []
+    if frames:
+        graph.add_node("decode_frames", decode_frames(num_frames))
+        graph.add_node("encode_frames", encode_frames(max_side))
+        graph.add_node("record_group_error", record_group_error)
+        graph.add_edge("record_group_error", END)
+        steps = ["decode_frames", "encode_frames"]
+    for name, node in prelude:
+        graph.add_node(name, node)
+        steps.append(name)
+    if steps:
+        graph.add_edge(START, steps[0])
+    for a, b in zip(steps, steps[1:], strict=False):
+        if a == "decode_frames":
+            graph.add_conditional_edges(a, route_on_error(b), [b, "record_group_error"])
+        else:
+            graph.add_edge(a, b)
+    answer_node = "answer_clip" if grouped else "answer_question"
+    graph.add_node(answer_node, answer_clip(blocks) if grouped else answer_question(blocks))
+    if grouped:
+        graph.add_edge(steps[-1] if steps else START, answer_node)
+    else:
+        graph.add_conditional_edges(steps[-1] if steps else START, fan_out(answer_node), [answer_node])
+    graph.add_edge(answer_node, END)
+    return graph.compile()
+
+
+def build_vision(
+    num_frames: int = 10, grouped: bool = False, max_side: int | None = None
+) -> CompiledStateGraph:
+    """`egodyn.vision`: frames + question, upstream prompt; one question per request or grouped by clip."""
+    return _vlm_graph(num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=_no_blocks)
+
+
+def build_trajectory(
+    encoding: Encoding = "summary",
+    num_frames: int = 10,
+    text_only: bool = False,
+    grouped: bool = False,
+    max_side: int | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.trajectory`: plus the ego trajectory as text (`text_only`: the paper's O=∅ ablation)."""
+    prelude = [("encode_trajectory", encode_trajectory(encoding, num_frames))]
+    return _vlm_graph(
+        num_frames=num_frames,
+        grouped=grouped,
+        max_side=max_side,
+        blocks=trajectory_blocks,
+        prelude=prelude,
+        frames=not text_only,
+    )
+
+
+def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> CompiledStateGraph:
+    """`egodyn.text_only`: the trajectory text without frames (Table 4's O=∅ row)."""
+    return build_trajectory(encoding, text_only=True, grouped=grouped)
