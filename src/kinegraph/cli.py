@@ -122,6 +122,94 @@ def demo(
     run_demo(out)
 
 
+def parse_options(pairs: list[str] | None) -> dict[str, Any]:
+    """`key=value` pairs; values are JSON when they parse (numbers, true/false, lists), else strings."""
+    import json
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise fail(f"expected key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+@app.command()
+@clean_errors
+def run(
+    benchmark: Annotated[str, typer.Argument(help="egodyn, quantiphy, tad, stsbench, dsi, autodridm.")],
+    graph: Annotated[
+        str, typer.Option(help="A registered graph (egodyn.vision, ...) or package.module:build.")
+    ],
+    data: Annotated[str, typer.Option(help="The benchmark's files (official layout).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run directory (rerun the same to resume).")],
+    model: Annotated[
+        str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4o, vllm:qwen2.5-vl.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N samples.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 8,
+    base_url: Annotated[
+        str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
+    ] = None,
+    cache: Annotated[str | None, typer.Option(help="Response cache (SQLite) path.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-O", help="Graph option key=value.")
+    ] = None,
+    data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
+    ] = None,
+    retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+) -> None:
+    """Run a graph over a benchmark; writes run.json, predictions.jsonl, metrics.json, official/."""
+    import json
+
+    from kinegraph.runner import run as run_graph
+    from kinegraph.types import RunConfig
+
+    config = RunConfig(
+        benchmark=benchmark,
+        graph=graph,
+        model=model,
+        data=data,
+        out_dir=str(out),
+        limit=limit,
+        concurrency=concurrency,
+        base_url=base_url,
+        cache=cache,
+        use_cache=not no_cache,
+        max_cost_usd=max_cost,
+        retry_errors=retry_errors,
+        options=parse_options(option),
+        loader_options=parse_options(data_option),
+    )
+    try:
+        summary = run_graph(config, show_progress=progress)
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(
+        json.dumps(
+            {
+                "status": summary.status,
+                "predictions": summary.n_predictions,
+                "new": summary.n_new,
+                "errors": summary.status_counts,
+                "headline": summary.headline,
+                "out": summary.out_dir,
+            },
+            indent=2,
+        )
+    )
+
+
 @app.command()
 @clean_errors
 def synth(

@@ -20,6 +20,7 @@ class Status(StrEnum):
     timeout = "timeout"
     budget_exceeded = "budget_exceeded"
     input_error = "input_error"
+    graph_error = "graph_error"
 
 
 class Media(BaseModel):
@@ -130,7 +131,10 @@ class RunConfig(BaseModel):
     cache: str | None = None
     use_cache: bool = True
     seed: int = 0
+    max_cost_usd: float | None = None
+    retry_errors: bool = False
     options: JsonDict = Field(default_factory=dict)
+    loader_options: JsonDict = Field(default_factory=dict)
 
     @property
     def out_path(self) -> Path:

@@ -1,0 +1,257 @@
+"""Run a graph over a benchmark with a model: bounded concurrency, resume, progress, run directory.
+
+Samples are grouped by clip/video (`Sample.group`); each group is one graph invocation, so a clip's
+frames are decoded once and shared by all its questions. Model calls share one run-wide limit
+(`--concurrency`). Every finished sample is appended to predictions.jsonl at once; a rerun into the
+same directory skips what is there. Ctrl-C stops cleanly and leaves a resumable directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kinegraph.agents.protocol import Backend
+from kinegraph.graphs import resolve_builder
+from kinegraph.graphs.state import GraphContext
+from kinegraph.progress import RunProgress
+from kinegraph.rundir import (
+    METRICS,
+    OFFICIAL,
+    PREDICTIONS,
+    RUN_JSON,
+    PredictionLog,
+    git_sha,
+    now,
+    read_json,
+    read_predictions,
+    versions,
+    write_json,
+)
+from kinegraph.suites import suites
+from kinegraph.types import Prediction, RunConfig, Sample, Status, Usage
+
+
+class RunSummary(BaseModel):
+    out_dir: str
+    status: str
+    n_samples: int
+    n_predictions: int
+    n_new: int
+    status_counts: dict[str, int] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    elapsed_s: float = 0.0
+    groups: int = 0
+    decodes: int = 0
+    metrics: dict[str, Any] | None = None
+    headline: dict[str, float | None] | None = None
+
+
+def group_samples(samples: Sequence[Sample]) -> list[list[Sample]]:
+    """Samples grouped by clip/video, in order of first appearance."""
+    groups: dict[str, list[Sample]] = {}
+    for s in samples:
+        groups.setdefault(s.group, []).append(s)
+    return list(groups.values())
+
+
+def load_samples(config: RunConfig) -> list[Sample]:
+    suite = suites.get(config.benchmark)
+    if config.data is None:
+        raise ValueError(f"--data is required: the {config.benchmark} files to run on")
+    samples = suite.load(config.data, **config.loader_options)
+    if config.limit is not None:
+        samples = samples[: config.limit]
+    return samples
+
+
+def build_graph(config: RunConfig) -> tuple[Any, bool]:
+    """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`)."""
+    builder = resolve_builder(config.graph)
+    return builder(**config.options), getattr(builder, "needs_model", True)
+
+
+def make_backend(config: RunConfig) -> Backend:
+    from kinegraph.agents import get_backend
+
+    cache: Any = config.cache if config.use_cache else False
+    return get_backend(config.model, base_url=config.base_url, cache=cache)  # type: ignore[arg-type]
+
+
+async def _run_group(
+    graph: Any, samples: list[Sample], context: GraphContext, config: RunConfig
+) -> list[Prediction]:
+    """Invoke the graph on one group; a crash or a missing answer becomes a graph_error prediction."""
+    try:
+        state = await graph.ainvoke({"samples": samples, "measurements": {}, "results": []}, context=context)
+        results = {p.sample_id: p for p in state.get("results", [])}
+        error = "the graph returned no result for this sample"
+    except Exception as exc:  # noqa: BLE001 - one bad group must not end the run
+        results, error = {}, f"{type(exc).__name__}: {exc}"
+    out = []
+    for s in samples:
+        p = results.get(s.id) or Prediction(
+            sample_id=s.id,
+            benchmark=s.benchmark,
+            group=s.group,
+            question_id=s.question_id,
+            ground_truth=s.answer,
+            status=Status.graph_error,
+            error=error,
+        )
+        out.append(p.model_copy(update={"graph": config.graph, "model": config.model}))
+    return out
+
+
+async def run_async(
+    config: RunConfig,
+    *,
+    samples: Sequence[Sample] | None = None,
+    backend: Backend | None = None,
+    show_progress: bool = True,
+) -> RunSummary:
+    """Run (or resume) `config`; returns the summary written to run.json."""
+    out_dir = Path(config.out_dir)
+    samples = list(samples) if samples is not None else load_samples(config)
+    if not samples:
+        raise ValueError("no samples to run")
+    graph, needs_model = build_graph(config)
+    if needs_model and backend is None:
+        if config.model is None:
+            raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
+        backend = make_backend(config)
+    log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)
+    pending = [s for s in samples if s.id not in log.done]
+    groups = group_samples(pending)
+    context = GraphContext(
+        backend=backend if needs_model else None, limiter=asyncio.Semaphore(max(1, config.concurrency))
+    )
+    previous = read_json(out_dir / RUN_JSON) or {}
+    started, t0 = now(), time.perf_counter()
+    run_info = {
+        "config": config.model_dump(),
+        "versions": versions(),
+        "git_sha": git_sha(),
+        "started_at": previous.get("started_at", started),
+        "session_started_at": started,
+        "sessions": previous.get("sessions", 0) + 1,
+        "status": "running",
+    }
+    write_json(out_dir / RUN_JSON, run_info)
+    status, n_new = "completed", 0
+    progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
+    try:
+        with progress:
+            n_new, status = await _schedule(graph, groups, context, config, log, progress)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        status = "interrupted"
+        raise
+    finally:
+        log.close()
+        summary = _finish(config, samples, run_info, status, n_new, time.perf_counter() - t0, context)
+    return summary
+
+
+async def _schedule(
+    graph: Any,
+    groups: list[list[Sample]],
+    context: GraphContext,
+    config: RunConfig,
+    log: PredictionLog,
+    progress: RunProgress,
+) -> tuple[int, str]:
+    """Keep up to `concurrency` groups in flight; stop scheduling when the cost budget is spent."""
+    n_new, cost = 0, 0.0
+    in_flight: set[asyncio.Task] = set()
+    queue = iter(groups)
+    limit = max(1, config.concurrency)
+    status = "completed"
+    try:
+        while True:
+            while len(in_flight) < limit and status == "completed":
+                group = next(queue, None)
+                if group is None:
+                    break
+                in_flight.add(asyncio.create_task(_run_group(graph, group, context, config)))
+            if not in_flight:
+                break
+            finished, in_flight = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                predictions = task.result()
+                n_new += log.append(predictions)
+                context.stats.groups += 1
+                cost += sum(p.usage.cost_usd for p in predictions)
+                progress.advance(predictions, cost)
+            if config.max_cost_usd is not None and cost >= config.max_cost_usd:
+                status = "budget_exceeded"
+    finally:
+        for task in in_flight:
+            task.cancel()
+        if in_flight:
+            await asyncio.gather(*in_flight, return_exceptions=True)
+    return n_new, status
+
+
+def _finish(
+    config: RunConfig,
+    samples: Sequence[Sample],
+    run_info: dict[str, Any],
+    status: str,
+    n_new: int,
+    elapsed_s: float,
+    context: GraphContext,
+) -> RunSummary:
+    """Score what is there, export the official files, and write run.json with totals."""
+    out_dir = Path(config.out_dir)
+    ids = {s.id for s in samples}
+    predictions = [p for p in read_predictions(out_dir / PREDICTIONS) if p.sample_id in ids]
+    usage = Usage()
+    for p in predictions:
+        usage = usage + p.usage
+    summary = RunSummary(
+        out_dir=str(out_dir),
+        status=status,
+        n_samples=len(samples),
+        n_predictions=len(predictions),
+        n_new=n_new,
+        status_counts=dict(Counter(str(p.status) for p in predictions)),
+        usage=usage,
+        elapsed_s=elapsed_s,
+        groups=context.stats.groups,
+        decodes=context.stats.decodes,
+    )
+    if predictions:
+        suite = suites.get(config.benchmark)
+        metrics = suite.score(samples, predictions)
+        write_json(out_dir / METRICS, metrics)
+        suite.export(samples, predictions, out_dir / OFFICIAL)
+        summary.metrics, summary.headline = metrics, suite.headline(metrics)
+    latencies = [p.latency_s for p in predictions if p.latency_s]
+    write_json(
+        out_dir / RUN_JSON,
+        {
+            **run_info,
+            "status": status,
+            "ended_at": now(),
+            "totals": {
+                **summary.model_dump(exclude={"metrics", "out_dir"}),
+                "error_rate": 1 - summary.status_counts.get("ok", 0) / max(1, len(predictions)),
+                "latency_s_mean": statistics.fmean(latencies) if latencies else None,
+                "latency_s_p50": statistics.median(latencies) if latencies else None,
+                "decodes_per_group": context.stats.decodes / max(1, context.stats.groups),
+            },
+        },
+    )
+    return summary
+
+
+def run(config: RunConfig, **kwargs: Any) -> RunSummary:
+    """Synchronous entry point (the CLI's)."""
+    return asyncio.run(run_async(config, **kwargs))
