@@ -212,6 +212,23 @@ def run(
 
 @app.command()
 @clean_errors
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories; the first is the baseline.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="report.html (or .md).")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+) -> None:
+    """Compare runs of one benchmark: table, paired bootstrap 95% CIs, plots, HTML/markdown report."""
+    from kinegraph.report import compare as compare_runs
+    from kinegraph.report import print_table, write_report
+
+    comparison = compare_runs(runs, n_boot=n_boot)
+    print_table(comparison)
+    if out is not None:
+        typer.echo(f"wrote {write_report(comparison, out)}")
+
+
+@app.command()
+@clean_errors
 def synth(
     world: Annotated[str, typer.Argument(help="Which synthetic world to write (see --help of each).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],

@@ -44,7 +44,25 @@ class Suite:
     group_stats: Callable[[Sequence[Sample], Sequence[Prediction]], GroupStats]
     primary: str
     default_graph: str
+    breakdown: Callable[[dict[str, Any]], dict[str, float | None]] = lambda metrics: {}
+    confusions: Callable[[dict[str, Any]], dict[str, dict[str, Any]]] = lambda metrics: {}
     notes: dict[str, str] = field(default_factory=dict)
+
+
+def samples_from_predictions(predictions: Sequence[Prediction]) -> list[Sample]:
+    """What scoring needs of each sample, rebuilt from a run's predictions (reports need no data files)."""
+    return [
+        Sample(
+            id=p.sample_id,
+            benchmark=p.benchmark,
+            group=p.group or p.sample_id,
+            question_id=p.question_id,
+            question="",
+            answer=p.ground_truth,
+            metadata=p.metadata,
+        )
+        for p in predictions
+    ]
 
 
 def _aligned(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[tuple[Sample, Prediction]]:

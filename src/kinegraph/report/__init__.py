@@ -1,0 +1,8 @@
+"""Compare runs: tables, paired bootstrap confidence intervals, plots, HTML and markdown."""
+
+from kinegraph.report.bootstrap import Delta, paired_bootstrap
+from kinegraph.report.compare import Comparison, compare
+from kinegraph.report.html import write_report
+from kinegraph.report.tables import markdown, print_table
+
+__all__ = ["Comparison", "Delta", "compare", "markdown", "paired_bootstrap", "print_table", "write_report"]

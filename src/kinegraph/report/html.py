@@ -1,0 +1,87 @@
+"""A self-contained HTML report (figures inlined as PNG data URLs; no network needed to open it)."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+from kinegraph.report import plots
+from kinegraph.report.compare import Comparison
+from kinegraph.report.tables import rows
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
+table{border-collapse:collapse;font-size:.85rem;margin:1rem 0}
+th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}
+th:first-child,td:first-child{text-align:left}
+th{background:#f3f1ff}
+img{max-width:100%;margin:.5rem 0;border:1px solid #eee}
+.note{color:#666;font-size:.85rem}
+"""
+
+
+def _img(png: bytes | None, alt: str) -> str:
+    if png is None:
+        return ""
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def _table(header: list[str], body: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    rows_html = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
+
+
+def render(comparison: Comparison) -> str:
+    header, body = rows(comparison)
+    parts = [
+        f"<h1>kinegraph · {html.escape(comparison.benchmark)}</h1>",
+        "<p class=note>First run is the baseline. Δ = paired bootstrap over clips/videos, 95% percentile "
+        "interval; * marks an interval that excludes 0. Scores are the official metric; errors are "
+        "failed calls (not parse failures), shown separately and never rewritten into answers.</p>",
+        _table(header, body),
+        "<h2>Difference from the baseline</h2>",
+        _img(plots.delta_forest(comparison), "deltas"),
+        "<h2>Per question / task</h2>",
+        _img(plots.breakdown_bars(comparison, comparison.primary), "breakdown"),
+    ]
+    for run, confusions in zip(comparison.runs, comparison.confusions, strict=True):
+        if confusions:
+            parts += [
+                f"<h2>Confusion matrices · {html.escape(run.name)}</h2>",
+                _img(plots.confusion_grid(confusions, run.name), f"confusions {run.name}"),
+            ]
+    parts.append(
+        "<h2>Runs</h2>"
+        + _table(
+            ["run", "directory", "tokens in", "tokens out", "requests", "cached", "cost $"],
+            [
+                [
+                    r.name,
+                    str(r.path),
+                    str(r.usage.input_tokens),
+                    str(r.usage.output_tokens),
+                    str(r.usage.requests),
+                    str(r.usage.cached_requests),
+                    f"{r.usage.cost_usd:.4f}",
+                ]
+                for r in comparison.runs
+            ],
+        )
+    )
+    body_html = "\n".join(p for p in parts if p)
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>kinegraph report</title>"
+        f"<style>{STYLE}</style></head><body>{body_html}</body></html>"
+    )
+
+
+def write_report(comparison: Comparison, out: str | Path) -> Path:
+    """Write the HTML report (or markdown when `out` ends in .md)."""
+    from kinegraph.report.tables import markdown
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(markdown(comparison) if out.suffix == ".md" else render(comparison))
+    return out

@@ -1,0 +1,81 @@
+"""Report figures (matplotlib, rendered off-screen to PNG bytes)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from kinegraph.report.compare import Comparison  # noqa: E402
+
+
+def _png(fig: plt.Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def breakdown_bars(comparison: Comparison, title: str) -> bytes | None:
+    """Grouped bars: one group per question / category, one bar per run."""
+    items = sorted({k for b in comparison.breakdowns for k in b})
+    if not items:
+        return None
+    n = len(comparison.runs)
+    width = 0.8 / n
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(items) * max(1, n / 2)), 4.0))
+    x = np.arange(len(items))
+    for i, (run, breakdown) in enumerate(zip(comparison.runs, comparison.breakdowns, strict=True)):
+        values = [breakdown.get(k) if breakdown.get(k) is not None else np.nan for k in items]
+        ax.bar(x + (i - (n - 1) / 2) * width, values, width, label=run.name)
+    ax.set_xticks(x, items, rotation=35, ha="right", fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(title)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return _png(fig)
+
+
+def delta_forest(comparison: Comparison) -> bytes | None:
+    """Each run's difference from the first on the primary metric, with its 95% interval."""
+    pairs = [(r.name, d) for r, d in zip(comparison.runs, comparison.deltas, strict=True) if d is not None]
+    pairs = [(name, d) for name, d in pairs if not math.isnan(d.delta)]
+    if not pairs:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 0.6 * len(pairs) + 1.2))
+    for y, (_, d) in enumerate(pairs):
+        color = "tab:green" if d.low > 0 else "tab:red" if d.high < 0 else "tab:gray"
+        ax.errorbar(d.delta, y, xerr=[[d.delta - d.low], [d.high - d.delta]], fmt="o", color=color, capsize=4)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(pairs)), [name for name, _ in pairs], fontsize=8)
+    ax.set_xlabel(f"Δ {comparison.primary} vs {comparison.runs[0].name} (paired bootstrap 95% CI)")
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def confusion_grid(confusions: dict[str, dict], title: str) -> bytes | None:
+    """One small heat map per question: rows = oracle label, columns = predicted label."""
+    if not confusions:
+        return None
+    names = sorted(confusions)
+    cols = min(4, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
+    for ax in axes.flat[len(names) :]:
+        ax.axis("off")
+    for ax, name in zip(axes.flat, names, strict=False):
+        labels, matrix = confusions[name]["labels"], np.array(confusions[name]["matrix"], float)
+        ax.imshow(matrix, cmap="Blues")
+        for (i, j), v in np.ndenumerate(matrix):
+            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=6)
+        ax.set_yticks(range(len(labels)), labels, fontsize=6)
+        ax.set_title(name, fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return _png(fig)

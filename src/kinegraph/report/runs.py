@@ -1,0 +1,76 @@
+"""A finished (or partial) run directory, read back for comparison."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kinegraph.errors import DataError
+from kinegraph.rundir import METRICS, PREDICTIONS, RUN_JSON, read_json, read_predictions
+from kinegraph.suites import GroupStats, Suite, samples_from_predictions, suites
+from kinegraph.types import Prediction, Usage
+
+
+@dataclass
+class RunData:
+    path: Path
+    info: dict[str, Any]
+    predictions: list[Prediction]
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunData:
+        path = Path(path)
+        info = read_json(path / RUN_JSON)
+        if info is None:
+            raise DataError("not a run directory (no run.json)", path=path)
+        predictions = read_predictions(path / PREDICTIONS)
+        if not predictions:
+            raise DataError("run has no predictions", path=path / PREDICTIONS)
+        return cls(path, info, predictions)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.info.get("config", {})
+
+    @property
+    def name(self) -> str:
+        model = self.config.get("model")
+        return f"{self.config.get('graph')}" + (f" · {model}" if model else "")
+
+    @property
+    def suite(self) -> Suite:
+        return suites.get(self.config["benchmark"])
+
+    @cached_property
+    def metrics(self) -> dict[str, Any]:
+        stored = read_json(self.path / METRICS)
+        return (
+            stored
+            if stored is not None
+            else self.suite.score(samples_from_predictions(self.predictions), self.predictions)
+        )
+
+    @cached_property
+    def group_stats(self) -> GroupStats:
+        return self.suite.group_stats(samples_from_predictions(self.predictions), self.predictions)
+
+    @cached_property
+    def usage(self) -> Usage:
+        total = Usage()
+        for p in self.predictions:
+            total = total + p.usage
+        return total
+
+    @cached_property
+    def error_rate(self) -> float:
+        counts = Counter(str(p.status) for p in self.predictions)
+        return 1 - (counts.get("ok", 0) + counts.get("parse_failure", 0)) / len(self.predictions)
+
+    @cached_property
+    def latency_p50_s(self) -> float | None:
+        values = [p.latency_s for p in self.predictions if p.latency_s]
+        return statistics.median(values) if values else None
