@@ -89,9 +89,11 @@ async def _run_group(
     graph: Any, samples: list[Sample], context: GraphContext, config: RunConfig
 ) -> list[Prediction]:
     """Invoke the graph on one group; a crash or a missing answer becomes a graph_error prediction."""
+    frames = None
     try:
         state = await graph.ainvoke({"samples": samples, "measurements": {}, "results": []}, context=context)
         results = {p.sample_id: p for p in state.get("results", [])}
+        frames = state.get("frame_record")
         error = "the graph returned no result for this sample"
     except Exception as exc:  # noqa: BLE001 - one bad group must not end the run
         results, error = {}, f"{type(exc).__name__}: {exc}"
@@ -105,8 +107,12 @@ async def _run_group(
             ground_truth=s.answer,
             status=Status.graph_error,
             error=error,
+            metadata=s.metadata,
         )
-        out.append(p.model_copy(update={"graph": config.graph, "model": config.model}))
+        update: dict[str, Any] = {"graph": config.graph, "model": config.model}
+        if p.frames is None and frames is not None:
+            update["frames"] = frames  # every prediction records the frames its group looked at
+        out.append(p.model_copy(update=update))
     return out
 
 

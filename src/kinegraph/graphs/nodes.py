@@ -29,11 +29,11 @@ def decode_frames(num_frames: int | None) -> Node:
         media = state["samples"][0].media
         if media.kind == "none":
             return {"error": "this sample has no frames or video to decode"}
+        runtime.context.stats.decodes += 1
         try:
             frames, record = await asyncio.to_thread(load_frames, media, num_frames)
         except (DataError, OSError, ValueError) as exc:
             return {"error": str(exc)}
-        runtime.context.stats.decodes += 1
         return {"frames": frames, "frame_record": record}
 
     return decode
@@ -89,7 +89,8 @@ def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
 
 
 def prediction(sample: Sample, **fields: Any) -> Prediction:
-    """A prediction for `sample` with the sample's identity and ground truth filled in."""
+    """A prediction for `sample` with the sample's identity, metadata and ground truth filled in."""
+    fields.setdefault("metadata", sample.metadata)
     return Prediction(
         sample_id=sample.id,
         benchmark=sample.benchmark,
