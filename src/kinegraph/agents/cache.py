@@ -96,7 +96,8 @@ class ResponseCache:
 
     def put(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
         self._connect().execute(
-            "INSERT OR REPLACE INTO responses (key, provider, model, response, created_s) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO responses (key, provider, model, response, created_s) "
+            "VALUES (?, ?, ?, ?, ?)",
             (key, provider, model, response.model_dump_json(), time.time()),
         )
 

@@ -1,4 +1,4 @@
-"""Backend errors. The runner turns a `BackendError` into a Prediction with `error.status`; no stack traces."""
+"""Backend errors. The runner turns a `BackendError` into a Prediction with its `status`; no stack traces."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 
 class LoopLocal(Generic[T]):
-    """One value per running event loop, made by `factory` on first use, closed by `close` at loop shutdown."""
+    """One value per running event loop, made by `factory` on first use, closed by `close` at shutdown."""
 
     def __init__(self, factory: Callable[[], T], close: Callable[[T], Awaitable[Any]] | None = None) -> None:
         self._factory = factory

@@ -91,7 +91,7 @@ def require_sdk(module: str, package: str, provider: str) -> ModuleType:
 
 
 def api_key_from_env(given: str | None, env_vars: tuple[str, ...], spec: str) -> str:
-    """The API key passed in, else the first of `env_vars` that is set; else a MissingAPIKeyError naming them."""
+    """The key passed in, else the first of `env_vars` that is set; else a MissingAPIKeyError naming them."""
     if given:
         return given
     for name in env_vars:
