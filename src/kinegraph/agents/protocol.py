@@ -6,9 +6,12 @@ shows it); wire-format conversion lives beside each provider as pure functions.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kinegraph.types import Usage
 
@@ -21,7 +24,7 @@ class TextPart(BaseModel):
 class ImagePart(BaseModel):
     """An encoded image (JPEG by default). `data` is the exact bytes sent, so it is part of the cache key."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
     type: Literal["image"] = "image"
     data: bytes
@@ -29,14 +32,22 @@ class ImagePart(BaseModel):
     width: int | None = None
     height: int | None = None
 
+    @cached_property
+    def sha256(self) -> str:
+        """Hex digest of the bytes, computed once (cache keys use it)."""
+        return hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def base64(self) -> str:
+        """The bytes as base64 text, computed once and reused by every request that sends this image."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def data_url(self) -> str:
+        return f"data:{self.mime_type};base64,{self.base64}"
+
 
 ContentPart = TextPart | ImagePart
-
-
-class Message(BaseModel):
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str | list[ContentPart]
-    tool_call_id: str | None = None
 
 
 class ToolSpec(BaseModel):
@@ -53,8 +64,34 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class Message(BaseModel):
+    """One chat turn. An assistant turn that called tools lists them in `tool_calls`; a `tool` turn
+    answers the call named by `tool_call_id`."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | list[ContentPart]
+    tool_call_id: str | None = None
+    tool_calls: list[ToolCall] | None = None
+
+    @property
+    def parts(self) -> list[ContentPart]:
+        """The content as a list of parts (a plain string is one text part)."""
+        return [TextPart(text=self.content)] if isinstance(self.content, str) else list(self.content)
+
+    @property
+    def text(self) -> str:
+        """The text parts joined by newlines (images left out)."""
+        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+
 class GenerateRequest(BaseModel):
-    """A provider-neutral request. temperature 0 unless asked otherwise."""
+    """A provider-neutral request. temperature 0 unless asked otherwise.
+
+    `max_tokens=None` means the model family's default (`kinegraph.agents.default_max_tokens`).
+    `response_schema` is a JSON schema or a pydantic model class (converted to its JSON schema).
+    `metadata` is not sent to the model and not part of the cache key; the replay provider reads
+    `sample_id` (and `clip_id`, `question_id`) from it.
+    """
 
     messages: list[Message]
     temperature: float = 0.0
@@ -62,6 +99,13 @@ class GenerateRequest(BaseModel):
     response_schema: dict[str, Any] | None = None
     tools: list[ToolSpec] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("response_schema", mode="before")
+    @classmethod
+    def _schema_from_model(cls, value: Any) -> Any:
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return value.model_json_schema()
+        return value
 
 
 class GenerateResponse(BaseModel):

@@ -1,0 +1,131 @@
+"""The `openai` and `vllm` providers: Chat Completions through the official `openai` SDK.
+
+`vllm` is any OpenAI-compatible server (vLLM, SGLang, Ollama, LM Studio) at `base_url`; it needs no
+key (`VLLM_API_KEY` is sent when set). The SDK's own retries are off: `ManagedBackend` retries.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+from urllib.parse import urlparse
+
+from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.limits import LoopLocal
+from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_completion
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
+from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.types import Status
+
+
+class OpenAIChatBackend:
+    """One model behind a Chat Completions endpoint.
+
+    `clients` SDK clients are used in turn: each has its own connection pool, and the HTTP pool's
+    per-request bookkeeping grows with its size, so a few small pools beat one large one at high
+    concurrency.
+    """
+
+    default_concurrency = 64
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout_s: float = 120.0,
+        max_tokens_field: str = "max_completion_tokens",
+        send_temperature: bool = True,
+        image_detail: str | None = None,
+        clients: int = 4,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        self.sdk = require_sdk("openai", "openai", provider)
+        self.provider = provider
+        self.model = model
+        self.base_url = base_url
+        self.max_tokens_field = max_tokens_field
+        self.send_temperature = send_temperature
+        self.image_detail = image_detail
+        self.extra_body = extra_body
+        self.params: dict[str, Any] = {"image_detail": image_detail, "extra_body": extra_body}
+        self._counter = itertools.count()
+
+        def make() -> list[Any]:
+            return [
+                self.sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
+                for _ in range(max(1, clients))
+            ]
+
+        async def close(made: list[Any]) -> None:
+            for client in made:
+                await client.close()
+
+        self._clients = LoopLocal(make, close)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        clients = await self._clients.get()
+        client = clients[next(self._counter) % len(clients)]
+        body = chat_body(
+            request,
+            self.model,
+            max_tokens_field=self.max_tokens_field,
+            send_temperature=self.send_temperature,
+            image_detail=self.image_detail,
+        )
+        if self.extra_body:
+            body["extra_body"] = self.extra_body
+        sdk = self.sdk
+        try:
+            completion = await client.chat.completions.create(**body)
+        except sdk.APITimeoutError:
+            raise RetryableError("request timed out", status=Status.timeout) from None
+        except sdk.APIConnectionError as exc:
+            raise RetryableError(f"connection failed: {exc}") from None
+        except sdk.APIStatusError as exc:
+            raise http_failure(
+                f"{self.provider}:{self.model}", exc.status_code, _message(exc), exc.response.headers
+            ) from None
+        except sdk.APIError as exc:
+            raise BackendError(f"{self.provider}:{self.model}: {exc}") from None
+        return parse_chat_completion(completion)
+
+    async def aclose(self) -> None:
+        await self._clients.aclose()
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(getattr(exc, "message", exc))
+
+
+def create_openai(
+    model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any
+) -> OpenAIChatBackend:
+    """Factory for `openai:MODEL` (key: OPENAI_API_KEY; base URL: `base_url` or OPENAI_BASE_URL)."""
+    key = api_key_from_env(api_key, ("OPENAI_API_KEY",), f"openai:{model}")
+    options.setdefault("send_temperature", accepts_temperature(model))
+    return OpenAIChatBackend("openai", model, api_key=key, base_url=base_url, **options)
+
+
+def create_vllm(
+    model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any
+) -> OpenAIChatBackend:
+    """Factory for `vllm:MODEL` at `base_url` (or VLLM_BASE_URL); a bare `http://host:port` gets `/v1`."""
+    url = base_url or os.environ.get("VLLM_BASE_URL")
+    if not url:
+        raise BackendError(
+            f"vllm:{model} needs a server: pass --base-url http://HOST:PORT/v1 or set VLLM_BASE_URL"
+        )
+    if urlparse(url).path in ("", "/"):
+        url = url.rstrip("/") + "/v1"
+    key = api_key or os.environ.get("VLLM_API_KEY") or "EMPTY"
+    options.setdefault("max_tokens_field", "max_tokens")
+    return OpenAIChatBackend("vllm", model, api_key=key, base_url=url, **options)

@@ -1,0 +1,110 @@
+"""Pure conversion between the provider-neutral request and the OpenAI Chat Completions wire format.
+
+Shared by `openai` and `vllm` (any OpenAI-compatible server: vLLM, SGLang, Ollama, LM Studio).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, Message, ToolCall
+from kinegraph.types import Usage
+
+# o-series and gpt-5 reasoning models accept only the default temperature.
+_FIXED_TEMPERATURE = re.compile(r"^(o\d|gpt-5(?!-chat))", re.IGNORECASE)
+
+
+def accepts_temperature(model: str) -> bool:
+    """False for OpenAI models that reject any temperature but the default (o1/o3/o4, gpt-5)."""
+    return not _FIXED_TEMPERATURE.match(model)
+
+
+def chat_message(message: Message, image_detail: str | None = None) -> dict[str, Any]:
+    """One message as a Chat Completions message; images become base64 data-URL `image_url` parts."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.text}
+    if isinstance(message.content, str) or message.role in ("system", "assistant"):
+        out: dict[str, Any] = {"role": message.role, "content": message.text}
+    else:
+        parts: list[dict[str, Any]] = []
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                image: dict[str, Any] = {"url": part.data_url}
+                if image_detail:
+                    image["detail"] = image_detail
+                parts.append({"type": "image_url", "image_url": image})
+            else:
+                parts.append({"type": "text", "text": part.text})
+        out = {"role": message.role, "content": parts}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
+            for c in message.tool_calls
+        ]
+    return out
+
+
+def chat_body(
+    request: GenerateRequest,
+    model: str,
+    *,
+    max_tokens_field: str = "max_completion_tokens",
+    send_temperature: bool = True,
+    image_detail: str | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for this request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [chat_message(m, image_detail) for m in request.messages],
+    }
+    if request.max_tokens is not None:
+        body[max_tokens_field] = request.max_tokens
+    if send_temperature:
+        body["temperature"] = request.temperature
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in request.tools
+        ]
+    if request.response_schema is not None:
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", str(request.response_schema.get("title", "response")))[:64]
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": request.response_schema, "strict": False},
+        }
+    return body
+
+
+def parse_chat_completion(completion: Any) -> GenerateResponse:
+    """A Chat Completions response (the SDK's `ChatCompletion`) as a GenerateResponse."""
+    choice = completion.choices[0] if completion.choices else None
+    message = choice.message if choice is not None else None
+    calls = []
+    for call in (message.tool_calls or []) if message is not None else []:
+        try:
+            arguments = json.loads(call.function.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            arguments = {"_unparsed": call.function.arguments}
+        calls.append(ToolCall(id=call.id, name=call.function.name, arguments=arguments))
+    usage = completion.usage
+    return GenerateResponse(
+        text=(message.content or "") if message is not None else "",
+        model=completion.model,
+        usage=Usage(
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        ),
+        finish_reason=choice.finish_reason if choice is not None else None,
+        tool_calls=calls,
+    )
