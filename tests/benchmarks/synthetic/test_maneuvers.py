@@ -115,6 +115,8 @@ def test_scene_rejects_impossible_joins_and_unknown_names() -> None:
         script_maneuver("drift", 0)
     with pytest.raises(ValueError, match="duration_s"):
         script_maneuver("cruise", 0, duration_s=0.0)
+    with pytest.raises(ValueError, match="cannot stop from 30.0 m/s within 3.0 s"):
+        script_maneuver("emergency_stop", 0, start_speed_mps=30.0)
     with pytest.raises(ValueError, match="at least one"):
         script_scene([], 0)
 

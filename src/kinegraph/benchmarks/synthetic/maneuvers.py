@@ -121,6 +121,8 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
         # its gentle ramp-off; the stop lands at 2.2-2.5 s (scaled to the window), late enough that
         # TCogMap sees "Stopping", not "Stopped".
         braking_s = (speed + 0.05) / d + (ramp_on + ramp_off) / 2
+        if braking_s + 0.05 > dur:
+            raise ValueError(f"emergency_stop cannot stop from {speed:.1f} m/s within {dur:.1f} s")
         stop_s = max(dur * rng.uniform(0.733, 0.833), braking_s + 0.05)
         return _Profile(speed, -d * _pulse(t, stop_s - braking_s, ramp_on, stop_s, ramp_off), zeros)
     if name == "stop_and_go":
