@@ -10,6 +10,7 @@ from kinegraph.tools.kinematics import (
     clip_kinematics,
     clip_kinematics_from_poses,
     smooth,
+    window_frame_indices,
     yaw_from_quaternion_wxyz,
 )
 
@@ -116,3 +117,10 @@ def test_bad_quaternions_are_rejected() -> None:
         yaw_from_quaternion_wxyz(np.array([[1.0, 0, 0, 0], [0.0, 0, 0, 0]]))
     with pytest.raises(ValueError, match=r"shape \(N, 4\)"):
         yaw_from_quaternion_wxyz(np.zeros((3, 3)))
+
+
+def test_backward_window_includes_both_ends() -> None:
+    sweeps_s = 1_531_883_530.0 + np.arange(60) * 0.1
+    idx = window_frame_indices(sweeps_s, keyframe_time_s=float(sweeps_s[40]))
+    assert idx[0] == 10 and idx[-1] == 40  # 3.0 s back, the frame exactly at the start included
+    assert len(window_frame_indices(sweeps_s, float(sweeps_s[5]))) == 6  # scene start: a short window
