@@ -79,3 +79,53 @@ def write_egodyn_hf(root: Path, n_clips: int = 6, corrupt: tuple[int, ...] = ())
     (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
     (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
     return root
+
+
+def write_egodyn_world(root: Path, n_clips: int = 20, seed: int = 0) -> Path:
+    """CARLA-layout clips whose arrays, features and answers come from scripted maneuvers.
+
+    Kinematics and labels go through the project's own path (script_maneuver -> clip_kinematics ->
+    label_clip); the videos are noise, since the loopback model under test cannot see images anyway.
+    """
+    from kinegraph.benchmarks.synthetic.maneuvers import MANEUVERS, script_maneuver
+    from kinegraph.tools.kinematics import clip_kinematics
+    from kinegraph.tools.oracle import label_clip
+
+    clip_dir = root / "carla_clips"
+    (clip_dir / "arrays").mkdir(parents=True, exist_ok=True)
+    videos = root / "carla_videos_transferred"
+    rng = np.random.default_rng(seed)
+    index, qa = [], []
+    for c in range(n_clips):
+        maneuver = MANEUVERS[c % len(MANEUVERS)]
+        track = script_maneuver(maneuver, seed + c, duration_s=3.2)
+        kin = clip_kinematics(track.timestamps_s, track.xy_m, track.yaw_rad)
+        clip_id = f"SYN_{maneuver}-{c}_1_T-1__Comfort__w0"
+        np.savez(clip_dir / "arrays" / f"{clip_id}.npz", **kin.arrays())
+        write_video(
+            videos / f"{clip_id}.mp4", rng.integers(0, 255, (10, 36, 48, 3), dtype=np.uint8), fps=10.0
+        )
+        index.append(
+            {
+                "clip_id": clip_id,
+                "t_start": 0.0,
+                "t_end": 3.0,
+                "array_ref": f"arrays/{clip_id}.npz",
+                "features": kin.features,
+            }
+        )
+        for q in QUESTION_BANK:
+            answer = label_clip(kin)[q.question_id]
+            qa.append(
+                {
+                    "qa_id": f"qa_{c:03d}_{q.question_id}",
+                    "clip_id": clip_id,
+                    "question_id": q.question_id,
+                    "question": q.text,
+                    "answer": answer,
+                    "choices": q.choices,
+                }
+            )
+    (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
+    (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
+    return root

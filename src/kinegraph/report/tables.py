@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -45,7 +46,7 @@ def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def print_table(comparison: Comparison, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or Console(width=None if sys.stdout.isatty() else 220)  # no folding in pipes/logs
     header, body = rows(comparison)
     table = Table(
         title=f"{comparison.benchmark}: runs compared (* = 95% CI excludes 0; paired bootstrap over groups)"
