@@ -111,6 +111,38 @@ def evaluate_quantiphy(
     write_or_print(quantiphy.results_csv(rows), out)
 
 
+@evaluate_app.command("tad")
+@clean_errors
+def evaluate_tad(
+    predictions: Annotated[
+        Path, typer.Argument(help="Folder of <task>.jsonl files, or of one such folder per model.")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="TAD folder with the task configs (HF layout).")],
+    eval_mode: Annotated[
+        str | None, typer.Option(help="Only one upstream mode: all, ego or non-ego (default: all three).")
+    ] = None,
+    out: OutOpt = None,
+) -> None:
+    """Score TAD predictions as upstream evaluation.py, plus the 7-task average and the ego split."""
+    import json
+
+    from kinegraph.benchmarks.tad import load_ground_truth
+    from kinegraph.evaluators import tad
+
+    modes = tad.MODES if eval_mode is None else (eval_mode,)
+    if eval_mode is not None and eval_mode not in tad.MODES:
+        raise fail(f"--eval-mode must be one of {list(tad.MODES)}, got {eval_mode!r}")
+    gt = load_ground_truth(data)
+    if any(predictions.glob("*.jsonl")) or not predictions.is_dir():
+        metrics = tad.score(tad.read_prediction_dir(predictions), gt, modes)
+    else:
+        models = sorted(d for d in predictions.iterdir() if d.is_dir() and any(d.glob("*.jsonl")))
+        if not models:
+            raise fail(f"{predictions}: no <task>.jsonl files and no model folders holding them")
+        metrics = {m.name: tad.score(tad.read_prediction_dir(m), gt, modes) for m in models}
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
 @app.command()
 @clean_errors
 def demo(

@@ -5,5 +5,6 @@ from kinegraph.registry import Registry
 loaders: Registry = Registry("benchmark")
 loaders.register("egodyn", "kinegraph.benchmarks.egodyn:load")
 loaders.register("quantiphy", "kinegraph.benchmarks.quantiphy:load")
+loaders.register("tad", "kinegraph.benchmarks.tad:load")
 
 __all__ = ["loaders"]

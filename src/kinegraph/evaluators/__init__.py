@@ -5,5 +5,6 @@ from kinegraph.registry import Registry
 scorers: Registry = Registry("scorer")
 scorers.register("egodyn", "kinegraph.evaluators.egodyn:score")
 scorers.register("quantiphy", "kinegraph.evaluators.quantiphy:score_file")
+scorers.register("tad", "kinegraph.evaluators.tad:score")
 
 __all__ = ["scorers"]
