@@ -143,6 +143,30 @@ def evaluate_tad(
     write_or_print(json.dumps(metrics, indent=2) + "\n", out)
 
 
+@evaluate_app.command("stsbench")
+@clean_errors
+def evaluate_stsbench(
+    predictions: Annotated[
+        Path, typer.Argument(help="Upstream prediction JSON (prediction, gt_letter, man_id).")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="STSnu.json (scenario groups and types).")],
+    empty_as_wrong: Annotated[
+        bool,
+        typer.Option(
+            "--empty-as-wrong", help="Non-official: an empty prediction counts as wrong (upstream stops)."
+        ),
+    ] = False,
+    out: OutOpt = None,
+) -> None:
+    """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
+    import json
+
+    from kinegraph.evaluators import stsbench
+
+    metrics = stsbench.score_file(predictions, data, empty_as_wrong)
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
 @app.command()
 @clean_errors
 def demo(

@@ -6,5 +6,6 @@ loaders: Registry = Registry("benchmark")
 loaders.register("egodyn", "kinegraph.benchmarks.egodyn:load")
 loaders.register("quantiphy", "kinegraph.benchmarks.quantiphy:load")
 loaders.register("tad", "kinegraph.benchmarks.tad:load")
+loaders.register("stsbench", "kinegraph.benchmarks.stsbench:load")
 
 __all__ = ["loaders"]

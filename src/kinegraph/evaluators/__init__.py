@@ -6,5 +6,6 @@ scorers: Registry = Registry("scorer")
 scorers.register("egodyn", "kinegraph.evaluators.egodyn:score")
 scorers.register("quantiphy", "kinegraph.evaluators.quantiphy:score_file")
 scorers.register("tad", "kinegraph.evaluators.tad:score")
+scorers.register("stsbench", "kinegraph.evaluators.stsbench:score")
 
 __all__ = ["scorers"]
