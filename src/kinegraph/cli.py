@@ -167,6 +167,30 @@ def evaluate_stsbench(
     write_or_print(json.dumps(metrics, indent=2) + "\n", out)
 
 
+@evaluate_app.command("dsi")
+@clean_errors
+def evaluate_dsi(
+    predictions: Annotated[
+        Path, typer.Argument(help="Folder with <variant>/<model>.csv (upstream outputs) or <variant>.csv.")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="DSI-Bench folder holding metadatas/<variant>.csv.")],
+    model: Annotated[str | None, typer.Option(help="Model name of <variant>/<model>.csv.")] = None,
+    min_correct: Annotated[
+        int, typer.Option(help="Group-wise: a row counts when >= this many of 4 are right.")
+    ] = 3,
+    out: OutOpt = None,
+) -> None:
+    """Score DSI-Bench: sample-wise, group-wise (>= n of 4) and single-variant accuracy per category."""
+    import json
+
+    from kinegraph.evaluators import dsi
+
+    if not 1 <= min_correct <= 4:
+        raise fail(f"--min-correct must be between 1 and 4, got {min_correct}")
+    metrics = dsi.score_files(predictions, data, model, min_correct)
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
 @app.command()
 @clean_errors
 def demo(

@@ -7,5 +7,6 @@ loaders.register("egodyn", "kinegraph.benchmarks.egodyn:load")
 loaders.register("quantiphy", "kinegraph.benchmarks.quantiphy:load")
 loaders.register("tad", "kinegraph.benchmarks.tad:load")
 loaders.register("stsbench", "kinegraph.benchmarks.stsbench:load")
+loaders.register("dsi", "kinegraph.benchmarks.dsi:load")
 
 __all__ = ["loaders"]

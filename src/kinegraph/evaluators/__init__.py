@@ -7,5 +7,6 @@ scorers.register("egodyn", "kinegraph.evaluators.egodyn:score")
 scorers.register("quantiphy", "kinegraph.evaluators.quantiphy:score_file")
 scorers.register("tad", "kinegraph.evaluators.tad:score")
 scorers.register("stsbench", "kinegraph.evaluators.stsbench:score")
+scorers.register("dsi", "kinegraph.evaluators.dsi:score")
 
 __all__ = ["scorers"]
