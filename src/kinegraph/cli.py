@@ -191,6 +191,38 @@ def evaluate_dsi(
     write_or_print(json.dumps(metrics, indent=2) + "\n", out)
 
 
+@evaluate_app.command("autodridm")
+@clean_errors
+def evaluate_autodridm(
+    predictions: Annotated[
+        Path, typer.Argument(help="JSONL of {sample_id, raw} (kinegraph predictions.jsonl).")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="AutoDriDM folder with the six task JSON files.")],
+    partial_credit: Annotated[
+        str, typer.Option(help="Multi-select proper subsets: none (default), half or fraction.")
+    ] = "none",
+    out: OutOpt = None,
+) -> None:
+    """Score AutoDriDM with kinegraph's own (non-official) scorer: tasks, levels, high risk, correlation."""
+    import json
+
+    from kinegraph.benchmarks.autodridm import load
+    from kinegraph.errors import DataError
+    from kinegraph.evaluators import autodridm
+
+    if partial_credit not in autodridm.PARTIAL_CREDIT_MODES:
+        raise fail(
+            f"--partial-credit must be one of {list(autodridm.PARTIAL_CREDIT_MODES)}, got {partial_credit!r}"
+        )
+    try:
+        metrics = autodridm.score(load(data), autodridm.read_predictions(predictions), partial_credit)
+    except DataError as exc:
+        if exc.path is not None:
+            raise
+        raise DataError(exc.message, path=predictions, field=exc.field) from None
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
 @app.command()
 @clean_errors
 def demo(

@@ -8,5 +8,6 @@ loaders.register("quantiphy", "kinegraph.benchmarks.quantiphy:load")
 loaders.register("tad", "kinegraph.benchmarks.tad:load")
 loaders.register("stsbench", "kinegraph.benchmarks.stsbench:load")
 loaders.register("dsi", "kinegraph.benchmarks.dsi:load")
+loaders.register("autodridm", "kinegraph.benchmarks.autodridm:load")
 
 __all__ = ["loaders"]

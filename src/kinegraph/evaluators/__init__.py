@@ -8,5 +8,6 @@ scorers.register("quantiphy", "kinegraph.evaluators.quantiphy:score_file")
 scorers.register("tad", "kinegraph.evaluators.tad:score")
 scorers.register("stsbench", "kinegraph.evaluators.stsbench:score")
 scorers.register("dsi", "kinegraph.evaluators.dsi:score")
+scorers.register("autodridm", "kinegraph.evaluators.autodridm:score")
 
 __all__ = ["scorers"]
