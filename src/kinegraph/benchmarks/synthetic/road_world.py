@@ -1,10 +1,11 @@
 """A seeded road world built around an ego path: ground rasters, lane markings and roadside boxes.
 
-The road follows a smoothed copy of the ego path (three lanes, the ego in the middle one, so lane
-changes either way stay on the asphalt). The ground is two textures multiplied: a world-aligned albedo
-raster (asphalt, verge, markings) and a periodic fine asphalt detail tile that gives optical flow and
-KLT something to track. Roadside structure (buildings with windows, poles, trees, cabinets) are boxes,
-so parallax and rotation are observable. Everything is a pure function of the path and the seed.
+The road follows the ego path with its lane changes taken out; it has one more lane on each side than
+the ego visits, so lane changes show as lateral motion across dashed markings. The ground is two
+textures multiplied: a world-aligned albedo raster (asphalt, verge, markings) and a periodic fine
+asphalt detail tile that gives optical flow and KLT something to track. Roadside structure (buildings
+with windows, poles, trees, cabinets) are boxes, so parallax and rotation are observable. Everything
+is a pure function of the path and the seed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from scipy.ndimage import gaussian_filter1d
 from scipy.spatial import cKDTree
 
 LANE_WIDTH_M = 3.5
-ROAD_HALF_WIDTH_M = 1.5 * LANE_WIDTH_M + 0.6  # three lanes plus a paved shoulder
+SHOULDER_M = 0.6
 DETAIL_TEXEL_M = 0.02
 DETAIL_TILE_PX = 1024
 PYRAMID_LEVELS = 5
@@ -57,17 +58,35 @@ class RoadWorld:
     skyline_rad: np.ndarray
 
 
-def build_world(xy_m: np.ndarray, seed: int, *, max_raster_px: int = 5000) -> RoadWorld:
-    """The world around an ego path `xy_m` (T, 2), deterministic in (path, seed)."""
+def build_world(
+    xy_m: np.ndarray,
+    yaw_rad: np.ndarray,
+    seed: int,
+    *,
+    lane_offset_m: np.ndarray | None = None,
+    max_raster_px: int = 5000,
+) -> RoadWorld:
+    """The world around an ego path `xy_m` (T, 2) with headings `yaw_rad` (T,), deterministic in
+    (path, seed). `lane_offset_m` (T,) is the ego's lateral offset (left positive) from the road's
+    reference line, e.g. `ego_lane_offset_m` of a scripted track with lane changes; zero when None."""
     xy_m = np.asarray(xy_m, dtype=np.float64)
-    if xy_m.ndim != 2 or xy_m.shape[1] != 2 or len(xy_m) < 2:
-        raise ValueError(f"expected an ego path of shape (T>=2, 2), got {xy_m.shape}")
-    if not np.all(np.isfinite(xy_m)):
-        raise ValueError("ego path has NaN or infinite positions")
+    yaw_rad = np.asarray(yaw_rad, dtype=np.float64)
+    if xy_m.ndim != 2 or xy_m.shape[1] != 2 or len(xy_m) < 2 or yaw_rad.shape != (len(xy_m),):
+        raise ValueError(
+            f"expected an ego path (T>=2, 2) and headings (T,), got {xy_m.shape}, {yaw_rad.shape}"
+        )
+    offset = np.zeros(len(xy_m)) if lane_offset_m is None else np.asarray(lane_offset_m, dtype=np.float64)
+    if offset.shape != (len(xy_m),):
+        raise ValueError(f"lane_offset_m must have shape ({len(xy_m)},), got {offset.shape}")
+    if not (np.all(np.isfinite(xy_m)) and np.all(np.isfinite(yaw_rad)) and np.all(np.isfinite(offset))):
+        raise ValueError("ego path has NaN or infinite values")
     rng = np.random.default_rng(seed)
-    centre_m, normal = road_reference_line(xy_m)
-    albedo, origin_m, texel_m = _albedo_raster(centre_m, normal, max_raster_px)
-    boxes, colours, decals, decal_box, decal_face = _roadside(centre_m, normal, rng)
+    left = np.stack([-np.sin(yaw_rad), np.cos(yaw_rad)], axis=1)
+    centre_m, normal = road_reference_line(xy_m - offset[:, None] * left, float(yaw_rad[0]))
+    lanes = np.round(offset / LANE_WIDTH_M).astype(int)
+    lane_range = (int(lanes.min()) - 1, int(lanes.max()) + 1)
+    albedo, origin_m, texel_m = _albedo_raster(centre_m, normal, lane_range, max_raster_px)
+    boxes, colours, decals, decal_box, decal_face = _roadside(centre_m, normal, lane_range, rng)
     return RoadWorld(
         albedo=tuple(_pyramid(albedo)),
         origin_m=origin_m,
@@ -82,19 +101,45 @@ def build_world(xy_m: np.ndarray, seed: int, *, max_raster_px: int = 5000) -> Ro
     )
 
 
-def road_reference_line(xy_m: np.ndarray, step_m: float = 0.5, sigma_m: float = 8.0) -> tuple:
-    """Centre line of the road: the ego path resampled by arc length and smoothed, extended 150 m
-    at both ends. Returns points (K, 2) and unit left normals (K, 2)."""
+def ego_lane_offset_m(
+    timestamps_s: np.ndarray,
+    yaw_rad: np.ndarray,
+    speed_mps: np.ndarray,
+    segments: tuple[tuple[str, float, float], ...],
+) -> np.ndarray:
+    """Lateral offset (T,) of the ego from its starting lane's centre line, accumulated over the
+    `lane_change_*` segments of a scripted track (the road keeps the heading held at each lane
+    change's start, so the change shows as lateral motion across the markings)."""
+    offset = np.zeros(len(timestamps_s))
+    for name, start_s, end_s in segments:
+        if not name.startswith("lane_change"):
+            continue
+        inside = (timestamps_s >= start_s) & (timestamps_s <= end_s)
+        idx = np.flatnonzero(inside)
+        if len(idx) < 2:
+            continue
+        road_yaw = yaw_rad[idx[0]]
+        lateral_mps = speed_mps[idx] * np.sin(yaw_rad[idx] - road_yaw)
+        steps = 0.5 * (lateral_mps[1:] + lateral_mps[:-1]) * np.diff(timestamps_s[idx])
+        gained = np.concatenate([[0.0], np.cumsum(steps)])
+        offset[idx] += gained
+        offset[idx[-1] + 1 :] += gained[-1]
+    return offset
+
+
+def road_reference_line(xy_m: np.ndarray, yaw0_rad: float, step_m: float = 0.5) -> tuple:
+    """The road's reference line through `xy_m` (T, 2): resampled every `step_m` of arc length,
+    lightly smoothed, extended 150 m at both ends. Returns points (K, 2) and unit left normals (K, 2)."""
     seg = np.linalg.norm(np.diff(xy_m, axis=0), axis=1)
     s = np.concatenate([[0.0], np.cumsum(seg)])
-    if s[-1] < step_m:  # the ego barely moves: lay a straight road along its first heading
-        pts = xy_m[:1] + np.outer(np.arange(-2, 3) * step_m, [1.0, 0.0])
+    if s[-1] < 2 * step_m:  # the ego barely moves: a straight road along its first heading
+        pts = xy_m[:1] + np.outer(np.arange(-2, 3) * step_m, [np.cos(yaw0_rad), np.sin(yaw0_rad)])
     else:
         grid = np.arange(0.0, s[-1] + step_m, step_m)
         keep = np.concatenate([[True], seg > 1e-9])
         pts = np.stack([np.interp(grid, s[keep], xy_m[keep, k]) for k in (0, 1)], axis=1)
         if len(pts) > 5:
-            pts = gaussian_filter1d(pts, sigma_m / step_m, axis=0, mode="nearest")
+            pts = gaussian_filter1d(pts, 1.0 / step_m, axis=0, mode="nearest")
     ext = int(150.0 / step_m)
     head = pts[1] - pts[0]
     tail = pts[-1] - pts[-2]
@@ -108,9 +153,16 @@ def road_reference_line(xy_m: np.ndarray, step_m: float = 0.5, sigma_m: float = 
     return pts, np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
 
 
-def _albedo_raster(centre_m: np.ndarray, normal: np.ndarray, max_px: int) -> tuple:
-    lo = centre_m.min(axis=0) - 40.0
-    hi = centre_m.max(axis=0) + 40.0
+def _road_edges_m(lane_range: tuple[int, int]) -> tuple[float, float]:
+    """Lateral offsets (right, left) of the paved edges for lanes centred at j * LANE_WIDTH_M."""
+    right = lane_range[0] * LANE_WIDTH_M - 0.5 * LANE_WIDTH_M - SHOULDER_M
+    left = lane_range[1] * LANE_WIDTH_M + 0.5 * LANE_WIDTH_M + SHOULDER_M
+    return right, left
+
+
+def _albedo_raster(centre_m: np.ndarray, normal: np.ndarray, lane_range: tuple[int, int], max_px: int):
+    lo = centre_m.min(axis=0) - 45.0
+    hi = centre_m.max(axis=0) + 45.0
     texel_m = max(0.05, float(np.max(hi - lo)) / max_px)
     shape = tuple(int(np.ceil(v)) for v in ((hi - lo) / texel_m)[::-1])
     raster = np.full(shape, VERGE, np.uint8)
@@ -123,16 +175,20 @@ def _albedo_raster(centre_m: np.ndarray, normal: np.ndarray, max_px: int) -> tup
         thickness = max(1, int(round(width_m / texel_m)))
         cv2.polylines(raster, [to_px(pts_m)], False, value, thickness, cv2.LINE_AA, shift)
 
-    stroke(centre_m, 2 * ROAD_HALF_WIDTH_M, ASPHALT)
+    right_m, left_m = _road_edges_m(lane_range)
+    stroke(centre_m + 0.5 * (right_m + left_m) * normal, left_m - right_m, ASPHALT)
     arc_m = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(centre_m, axis=0), axis=1))])
-    for side in (-1.0, 1.0):
-        stroke(centre_m + side * 1.5 * LANE_WIDTH_M * normal, 0.15, PAINT)  # solid edge lines
-        dashed = centre_m + side * 0.5 * LANE_WIDTH_M * normal
-        on = (arc_m % 8.0) < 3.0  # 3 m dashes, 5 m gaps
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
-        for start, stop in zip(edges[::2], edges[1::2], strict=True):
+    on = (arc_m % 8.0) < 3.0  # 3 m dashes, 5 m gaps
+    dash_edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
+    first, last = lane_range
+    for j in range(first, last + 2):
+        line = centre_m + (j - 0.5) * LANE_WIDTH_M * normal
+        if j in (first, last + 1):
+            stroke(line, 0.15, PAINT)  # solid edge lines
+            continue
+        for start, stop in zip(dash_edges[::2], dash_edges[1::2], strict=True):
             if stop - start >= 2:
-                stroke(dashed[start:stop], 0.12, PAINT)
+                stroke(line[start:stop], 0.12, PAINT)
     return raster, (float(lo[0]), float(lo[1])), texel_m
 
 
@@ -175,29 +231,31 @@ def _skyline(rng: np.random.Generator, n: int = 2048) -> np.ndarray:
     return 0.01 + 0.05 * hills + 0.006 * rng.random(n)
 
 
-def _roadside(centre_m: np.ndarray, normal: np.ndarray, rng: np.random.Generator) -> tuple:
-    """Boxes along both road sides, rejected where they would overlap the road anywhere."""
-    tree = cKDTree(centre_m)
+def _roadside(
+    centre_m: np.ndarray, normal: np.ndarray, lane_range: tuple[int, int], rng: np.random.Generator
+) -> tuple:
+    """Boxes beyond both road edges, rejected where they would overlap the road anywhere."""
+    right_m, left_m = _road_edges_m(lane_range)
+    middle = centre_m + 0.5 * (right_m + left_m) * normal
+    half_width_m = 0.5 * (left_m - right_m)
+    tree = cKDTree(middle)
     arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(centre_m, axis=0), axis=1))])
     specs: list[tuple] = []  # (x, y, yaw, length, width, height, z0, rgb, kind)
-    for side in (-1.0, 1.0):
-        for kind, spacing, lateral, size in (
-            ("pole", 24.0, (7.2, 7.8), ((0.3, 0.3), (0.3, 0.3), (6.0, 8.0))),
-            ("tree", 11.0, (9.0, 16.0), ((0.4, 0.5), (0.4, 0.5), (2.0, 3.0))),
-            ("cabinet", 37.0, (7.5, 9.0), ((1.0, 4.5), (0.8, 2.0), (1.2, 1.8))),
-            ("building", 17.0, (15.0, 30.0), ((8.0, 16.0), (8.0, 14.0), (5.0, 16.0))),
+    for side, edge_m in ((-1.0, right_m), (1.0, left_m)):
+        for kind, spacing, beyond, size in (
+            ("pole", 24.0, (1.2, 1.8), ((0.3, 0.3), (0.3, 0.3), (6.0, 8.0))),
+            ("tree", 11.0, (3.0, 10.0), ((0.4, 0.5), (0.4, 0.5), (2.0, 3.0))),
+            ("cabinet", 37.0, (1.6, 3.0), ((1.0, 4.5), (0.8, 2.0), (1.2, 1.8))),
+            ("building", 17.0, (9.0, 24.0), ((8.0, 16.0), (8.0, 14.0), (5.0, 16.0))),
         ):
             s = float(rng.uniform(0, spacing))
             while s < arc[-1]:
-                i = int(np.searchsorted(arc, s))
-                i = min(i, len(arc) - 1)
-                d = side * rng.uniform(*lateral)
-                pos = centre_m[i] + d * normal[i]
-                tangent = np.array([normal[i, 1], -normal[i, 0]])
-                yaw = float(np.arctan2(tangent[1], tangent[0]))
+                i = min(int(np.searchsorted(arc, s)), len(arc) - 1)
+                pos = centre_m[i] + (edge_m + side * rng.uniform(*beyond)) * normal[i]
+                yaw = float(np.arctan2(-normal[i, 0], normal[i, 1]))  # along the road
                 dims = [rng.uniform(*r) for r in size]
                 s += spacing * rng.uniform(0.6, 1.4)
-                clearance = ROAD_HALF_WIDTH_M + 0.5 + 0.5 * float(np.hypot(dims[0], dims[1]))
+                clearance = half_width_m + 0.5 + 0.5 * float(np.hypot(dims[0], dims[1]))
                 if tree.query(pos)[0] < clearance:
                     continue
                 rgb = _colour(kind, rng)
@@ -216,16 +274,18 @@ def _roadside(centre_m: np.ndarray, normal: np.ndarray, rng: np.random.Generator
     return corners, colours, decals, owners, faces
 
 
+FACADES = ((190, 170, 140), (160, 85, 65), (200, 200, 195), (140, 140, 150), (210, 190, 120))
+
+
 def _colour(kind: str, rng: np.random.Generator) -> np.ndarray:
     base = {
         "pole": (150, 150, 155),
         "tree": (90, 65, 45),
         "crown": (55, 110, 50),
         "cabinet": (120, 125, 135),
-        "building": (185, 160, 135),
+        "building": FACADES[int(rng.integers(len(FACADES)))],
     }[kind]
-    jitter = 0.25 if kind in ("building", "cabinet") else 0.12
-    return np.clip(np.asarray(base) * rng.uniform(1 - jitter, 1 + jitter, 3), 0, 255)
+    return np.clip(np.asarray(base) * rng.uniform(0.88, 1.12) * rng.uniform(0.95, 1.05, 3), 0, 255)
 
 
 def _box_corners(x: float, y: float, yaw: float, length: float, width: float, height: float, z0: float):
