@@ -110,6 +110,9 @@ class RoadRenderer:
         u = np.arange(cam.width_px, dtype=np.float64)
         self._col_angle_rad = np.arctan((cam.cx_px - u) / fx)  # left of the axis is positive azimuth
         self._col_stretch = np.sqrt(1.0 + ((u - cam.cx_px) / fx) ** 2)
+        self._box_centre = world.box_corners_m.mean(axis=1)
+        self._face_centre = world.box_corners_m[:, BOX_FACES].mean(axis=2)  # (B, 6, 3)
+        self._face_normal = self._face_centre - self._box_centre[:, None, :]  # outward, unnormalised
         order = np.lexsort((world.decal_face, world.decal_box))
         self._decals = world.decals_m[order]
         keys = world.decal_box[order] * 6 + world.decal_face[order]
@@ -208,25 +211,55 @@ class RoadRenderer:
         world = self.world
         if not len(world.box_corners_m):
             return
-        box_centre = world.box_corners_m.mean(axis=1)
-        dist = np.linalg.norm(box_centre - centre_m, axis=1)
+        dist = np.linalg.norm(self._box_centre - centre_m, axis=1)
         cam_pts = (world.box_corners_m - centre_m) @ world_r_cam  # (B, 8, 3) camera coordinates
         keep = (dist < MAX_BOX_M) & (cam_pts[..., 2].max(axis=1) > NEAR_M)
         keep &= ~self._outside_view(cam_pts)
+        facing = np.einsum("bfk,bfk->bf", self._face_normal, centre_m - self._face_centre) > 0
+        fog = np.clip(1.0 - np.exp(-np.maximum(dist - 40.0, 0.0) / 260.0), 0.0, 0.92)[:, None, None]
+        colours = (world.face_rgb + fog * (HAZE_RGB - world.face_rgb)).tolist()
+        in_front = cam_pts[..., 2] >= NEAR_M
+        corners_px = self._fixed_point(cam_pts)
+        decals_px, decal_ok = self._project_decals(world_r_cam, centre_m)
         for b in np.flatnonzero(keep)[np.argsort(-dist[keep])]:
-            fog = float(np.clip(1.0 - np.exp(-max(dist[b] - 40.0, 0.0) / 260.0), 0.0, 0.92))
-            corners = world.box_corners_m[b]
-            for f, face in enumerate(BOX_FACES):
-                face_centre = corners[face].mean(axis=0)
-                if np.dot(face_centre - box_centre[b], centre_m - face_centre) <= 0:
-                    continue  # back face
-                colour = world.face_rgb[b, f] + fog * (HAZE_RGB - world.face_rgb[b, f])
-                self._fill(image, cam_pts[b, face], colour)
-                span = self._decal_slices.get(int(b) * 6 + f)
-                if span is not None and dist[b] < 120.0:
-                    window = WINDOW_RGB + fog * (HAZE_RGB - WINDOW_RGB)
-                    for quad in self._decals[span[0] : span[1]]:
-                        self._fill(image, (quad - centre_m) @ world_r_cam, window)
+            window = tuple((WINDOW_RGB + fog[b, 0] * (HAZE_RGB - WINDOW_RGB)).tolist())
+            for f in np.flatnonzero(facing[b]):
+                face = BOX_FACES[f]
+                if in_front[b, face].all():
+                    cv2.fillConvexPoly(image, corners_px[b, face], colours[b][f], cv2.LINE_AA, _SUBPIXEL_BITS)
+                else:
+                    self._fill_clipped(image, cam_pts[b, face], colours[b][f])
+                span = self._decal_slices.get(int(b) * 6 + int(f))
+                if span is None:
+                    continue
+                for d in np.flatnonzero(decal_ok[span[0] : span[1]]) + span[0]:
+                    cv2.fillConvexPoly(image, decals_px[d], window, cv2.LINE_AA, _SUBPIXEL_BITS)
+
+    def _fixed_point(self, cam_pts: np.ndarray) -> np.ndarray:
+        """Pixel coordinates (..., 2) in cv2 fixed point of camera points (..., 3) with z >= NEAR_M."""
+        z = np.maximum(cam_pts[..., 2:3], NEAR_M)
+        uv = cam_pts[..., :2] / z * (self.camera.fx_px, self.camera.fy_px) + (
+            self.camera.cx_px,
+            self.camera.cy_px,
+        )
+        limit = 4.0e5  # px; keeps cv2 fixed point (x16) inside int32
+        return np.round(np.clip(uv, -limit, limit) * (1 << _SUBPIXEL_BITS)).astype(np.int32)
+
+    def _project_decals(self, world_r_cam: np.ndarray, centre_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Fixed-point quads (D, 4, 2) and which are worth drawing (in front, on screen, >= 1.5 px)."""
+        if not len(self._decals):
+            return np.zeros((0, 4, 2), np.int32), np.zeros(0, bool)
+        cam_pts = (self._decals - centre_m) @ world_r_cam
+        quads = self._fixed_point(cam_pts)
+        lo, hi = quads.min(axis=1) / (1 << _SUBPIXEL_BITS), quads.max(axis=1) / (1 << _SUBPIXEL_BITS)
+        ok = (cam_pts[..., 2] >= NEAR_M).all(axis=1) & ((hi - lo).max(axis=1) >= 1.5)
+        ok &= (
+            (hi[:, 0] >= 0)
+            & (lo[:, 0] < self.camera.width_px)
+            & (hi[:, 1] >= 0)
+            & (lo[:, 1] < self.camera.height_px)
+        )
+        return quads, ok
 
     def _outside_view(self, cam_pts: np.ndarray) -> np.ndarray:
         """(B,) True for boxes wholly in front of the camera and wholly off one image side."""
@@ -235,23 +268,14 @@ class RoadRenderer:
         zs = np.where(z > NEAR_M, z, 1.0)
         u = self.camera.fx_px * cam_pts[..., 0] / zs + self.camera.cx_px
         v = self.camera.fy_px * cam_pts[..., 1] / zs + self.camera.cy_px
-        off = (
-            (u < 0).all(1)
-            | (u > self.camera.width_px).all(1)
-            | (v < 0).all(1)
-            | (v > self.camera.height_px).all(1)
-        )
+        w, h = self.camera.width_px, self.camera.height_px
+        off = (u < 0).all(1) | (u > w).all(1) | (v < 0).all(1) | (v > h).all(1)
         return in_front & off
 
-    def _fill(self, image: np.ndarray, poly_cam: np.ndarray, colour: np.ndarray) -> None:
+    def _fill_clipped(self, image: np.ndarray, poly_cam: np.ndarray, colour: list[float]) -> None:
         poly = _clip_near(poly_cam)
-        if len(poly) < 3:
-            return
-        uv = (poly[:, :2] / poly[:, 2:3]) * (self.camera.fx_px, self.camera.fy_px)
-        uv += (self.camera.cx_px, self.camera.cy_px)
-        limit = 4.0e5  # px; keeps cv2 fixed point (x16) inside int32
-        pts = np.round(np.clip(uv, -limit, limit) * (1 << _SUBPIXEL_BITS)).astype(np.int32)
-        cv2.fillConvexPoly(image, pts, tuple(float(c) for c in colour), cv2.LINE_AA, _SUBPIXEL_BITS)
+        if len(poly) >= 3:
+            cv2.fillConvexPoly(image, self._fixed_point(poly), colour, cv2.LINE_AA, _SUBPIXEL_BITS)
 
 
 def _clip_near(poly: np.ndarray) -> np.ndarray:

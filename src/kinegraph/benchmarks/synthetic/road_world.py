@@ -11,6 +11,7 @@ is a pure function of the path and the seed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -91,7 +92,7 @@ def build_world(
         albedo=tuple(_pyramid(albedo)),
         origin_m=origin_m,
         texel_m=texel_m,
-        detail=tuple(_pyramid(_asphalt_tile(rng))),
+        detail=asphalt_detail(),
         box_corners_m=boxes,
         face_rgb=colours,
         decals_m=decals,
@@ -209,15 +210,22 @@ def _periodic_noise(rng: np.random.Generator, n: int, sigma_px: float) -> np.nda
     return (field - field.mean()) / max(field.std(), 1e-12)
 
 
-def _asphalt_tile(rng: np.random.Generator) -> np.ndarray:
-    """Asphalt gain tile: fine grain, aggregate speckles and darker patches (128 = gain 1)."""
+@lru_cache(maxsize=1)
+def asphalt_detail() -> tuple[np.ndarray, ...]:
+    """Pyramid of the asphalt gain tile (128 = gain 1): fine grain, aggregate speckles, darker patches.
+    One fixed tile serves every world (it is periodic and only carries trackable detail)."""
+    rng = np.random.default_rng(20180724)
     n = DETAIL_TILE_PX
     grain = 0.10 * _periodic_noise(rng, n, 1.0) + 0.07 * _periodic_noise(rng, n, 3.0)
     speckle = rng.random((n, n))
     grain += np.where(speckle > 0.995, 0.35, 0.0) - np.where(speckle < 0.004, 0.3, 0.0)
     patches = _periodic_noise(rng, n, 40.0)
     gain = 1.0 + grain - 0.18 * (patches > 1.0) + 0.05 * _periodic_noise(rng, n, 120.0)
-    return np.clip(128.0 * gain, 0, 255).astype(np.uint8)
+    tile = np.clip(128.0 * gain, 0, 255).astype(np.uint8)
+    levels = tuple(_pyramid(tile))
+    for level in levels:
+        level.flags.writeable = False
+    return levels
 
 
 def _skyline(rng: np.random.Generator, n: int = 2048) -> np.ndarray:
