@@ -102,11 +102,14 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
         yaw = rng.uniform(0.003, 0.012) * np.sin(2 * np.pi * t / rng.uniform(2.5, 5.0) + rng.uniform(0, 6.3))
         return _Profile(start(6.0, 12.0), accel, yaw)
     if name == "accelerate":
+        # Mean accel >= ~0.7 (deadzone 0.25); peak speed 6-13.1 m/s stays "urban" (< 13.9).
         a = rng.uniform(1.0, 2.0)
         return _Profile(
             start(5.0, 8.0), a * _pulse(t, rng.uniform(0.1, 0.4), rng.uniform(0.4, 0.7), dur, 0.3), zeros
         )
     if name == "brake":
+        # Plateau decel 1.0-1.4 sits inside "moderate" (-1.59..-0.89) and above brake_then_turn's -1.5;
+        # the speed never reaches 5 m/s.
         d = rng.uniform(1.0, 1.4)
         return _Profile(
             start(9.0, 13.0), -d * _pulse(t, rng.uniform(0.1, 0.4), rng.uniform(0.3, 0.5), dur, 0.3), zeros
@@ -115,15 +118,17 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
         speed = start(7.0, 11.0)
         d, ramp_on, ramp_off = rng.uniform(6.0, 8.0), rng.uniform(0.15, 0.25), rng.uniform(0.1, 0.2)
         # The decel pulse removes slightly more than the start speed, so the car comes to rest late in
-        # its gentle ramp-off; the stop lands at 2.2-2.6 s (scaled to the window), late enough that
+        # its gentle ramp-off; the stop lands at 2.2-2.5 s (scaled to the window), late enough that
         # TCogMap sees "Stopping", not "Stopped".
         braking_s = (speed + 0.05) / d + (ramp_on + ramp_off) / 2
-        stop_s = max(dur * rng.uniform(0.733, 0.867), braking_s + 0.05)
+        stop_s = max(dur * rng.uniform(0.733, 0.833), braking_s + 0.05)
         return _Profile(speed, -d * _pulse(t, stop_s - braking_s, ramp_on, stop_s, ramp_off), zeros)
     if name == "stop_and_go":
+        # Waits 0.5-0.9 s at rest, then pulls away past go (2 m/s) while staying "slow" (< 5 m/s).
         a = rng.uniform(1.5, 2.0)
         return _Profile(0.0, a * _pulse(t, rng.uniform(0.5, 0.9), rng.uniform(0.3, 0.5), dur, 0.3), zeros)
     if name in ("left_turn", "right_turn"):
+        # 0.4-0.55 rad/s at 6-9 m/s: lateral accel >= 2.4 (> 2.0), heading change ~0.8-1.2 rad.
         sign = 1.0 if name == "left_turn" else -1.0
         w = sign * rng.uniform(0.4, 0.55)
         ramp_on, ramp_off = rng.uniform(0.4, 0.6), rng.uniform(0.4, 0.6)
@@ -132,6 +137,7 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
             start(6.0, 9.0), zeros, w * _pulse(t, rng.uniform(0.1, 0.3), ramp_on, off_s, ramp_off)
         )
     if name in ("lane_change_left", "lane_change_right"):
+        # One lane (3.0-3.7 m) in 2.4-2.8 s: peak v*omega = 2*pi*offset/T^2 >= 2.4, sum|dyaw| >= 0.33.
         sign = 1.0 if name == "lane_change_left" else -1.0
         speed, offset_m, lc_s = start(8.0, 13.0), rng.uniform(3.0, 3.7), dur * rng.uniform(0.8, 0.933)
         t0 = (dur - lc_s) / 2 + rng.uniform(-0.05, 0.05)
@@ -310,6 +316,7 @@ _EXPECTED: dict[str, dict[str, str]] = {
         **_STRAIGHT_MOVING,
         "braking_intensity": "moderate",
         "speed_regime": "urban",
+        "driving_smoothness": "smooth",
         "speed_trend": "decelerating",
         "mean_speed_low": "no",
         "extreme_maneuver": "no",
@@ -346,6 +353,7 @@ for _side in ("left", "right"):
         "yaw_rate_turn_direction": _side,
         "braking_intensity": "none",
         "speed_regime": "urban",
+        "driving_smoothness": "smooth",
         "speed_trend": "steady",
         "mean_speed_low": "no",
         "significant_heading_change": "yes",
@@ -359,6 +367,7 @@ for _side in ("left", "right"):
     _EXPECTED[f"lane_change_{_side}"] = {
         "braking_intensity": "none",
         "speed_regime": "urban",
+        "driving_smoothness": "smooth",
         "speed_trend": "steady",
         "mean_speed_low": "no",
         "significant_heading_change": "yes",
