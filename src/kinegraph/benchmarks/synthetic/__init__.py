@@ -6,6 +6,7 @@
 from kinegraph.registry import Registry
 
 generators: Registry = Registry("synthetic world")
+generators.register("nuscenes", "kinegraph.benchmarks.synthetic.nuscenes_world:generate")
 generators.register("dsi", "kinegraph.benchmarks.synthetic.dsi_world:generate")
 generators.register("autodridm", "kinegraph.benchmarks.synthetic.autodridm_world:generate")
 
