@@ -37,17 +37,38 @@ def write_nuscenes(root: Path, scene_token: str, n_samples: int, version: str = 
                     "timestamp": ts,
                     "is_key_frame": True,
                     "filename": f"samples/{channel}/{sd}.jpg",
+                    "prev": "",
+                    "next": "",
                 }
             )
     tables = {
-        "scene": [{"token": scene_token, "name": "scene-0001", "first_sample_token": tokens[0]}],
+        "scene": [
+            {
+                "token": scene_token,
+                "name": "scene-0001",
+                "log_token": "log",
+                "nbr_samples": n_samples,
+                "first_sample_token": tokens[0],
+                "last_sample_token": tokens[-1],
+            }
+        ],
+        "log": [{"token": "log"}],
         "sample": samples,
         "sample_data": sample_data,
         "ego_pose": poses,
-        "sensor": [{"token": "cam", "channel": "CAM_FRONT"}, {"token": "lidar", "channel": "LIDAR_TOP"}],
+        "sensor": [
+            {"token": "cam", "channel": "CAM_FRONT", "modality": "camera"},
+            {"token": "lidar", "channel": "LIDAR_TOP", "modality": "lidar"},
+        ],
         "calibrated_sensor": [
-            {"token": "cs-cam", "sensor_token": "cam"},
-            {"token": "cs-lidar", "sensor_token": "lidar"},
+            {
+                "token": cs,
+                "sensor_token": sensor,
+                "translation": [0, 0, 0],
+                "rotation": [1, 0, 0, 0],
+                "camera_intrinsic": [],
+            }
+            for cs, sensor in (("cs-cam", "cam"), ("cs-lidar", "lidar"))
         ],
     }
     (root / version).mkdir(parents=True, exist_ok=True)

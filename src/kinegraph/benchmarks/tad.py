@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.benchmarks.hf_tables import config_files, read_config
-from kinegraph.benchmarks.nuscenes_frames import NuScenesFrames
+from kinegraph.benchmarks.nuscenes import NuScenesTables
 from kinegraph.errors import DataError
 from kinegraph.evaluators.tad import LOCALIZATION_TASKS, SEGMENT_TASKS, TASKS, is_ego_question
 from kinegraph.types import Media, Sample
@@ -81,29 +81,30 @@ def _answer_field(answer: Any) -> str | list[str]:
     return [str(a) for a in answer] if isinstance(answer, list) else str(answer)
 
 
-def _media(tokens: Sequence[str], frames: NuScenesFrames | None) -> Media:
-    if frames is None or not tokens:
+def _media(tokens: Sequence[str], tables: NuScenesTables | None) -> Media:
+    """CAM_FRONT keyframes of the sample tokens (upstream: `sample['data']['CAM_FRONT']`)."""
+    if tables is None or not tokens:
         return Media()
-    keyframes = [frames.keyframe(t) for t in tokens]
+    keyframes = [tables.camera_frame(tables.keyframe_token(t, "CAM_FRONT")) for t in tokens]
     t0 = keyframes[0].timestamp_us
     return Media(
         kind="frames",
-        frame_paths=[k.path for k in keyframes],
+        frame_paths=[str(tables.dataroot / k.filename) for k in keyframes],
         timestamps_s=[(k.timestamp_us - t0) / 1e6 for k in keyframes],
         fps=KEYFRAME_RATE_HZ,
     )
 
 
 def build_sample(
-    task: str, row: Mapping[str, Any], scene: Mapping[str, Any] | None, frames: NuScenesFrames | None
+    task: str, row: Mapping[str, Any], scene: Mapping[str, Any] | None, tables: NuScenesTables | None
 ) -> Sample:
     """One TAD question as a Sample; `metadata["answer_value"]` keeps the stored answer (list of ints)."""
     scene = scene or {}
     scene_token = row["scene_token"]
     if task in SEGMENT_TASKS:
         tokens = segment_frames(scene, row["sample_token"])
-    elif frames is not None:
-        tokens = frames.scene_samples(scene_token)
+    elif tables is not None:
+        tokens = [sample["token"] for sample in tables.samples(scene_token)]
     else:
         tokens = scene_frames_from_segments(scene)
     options = row.get("options")
@@ -115,7 +116,7 @@ def build_sample(
         question=row["question"],
         options=list(options) if options else None,
         answer=_answer_field(row["answer"]),
-        media=_media(tokens, frames),
+        media=_media(tokens, tables),
         context={
             "scene_token": scene_token,
             "sample_token": row.get("sample_token"),
@@ -155,10 +156,10 @@ def load(
     if keysegment_rows is None:
         raise DataError("no 'keysegments' config (needed for frames and localisation)", path=root)
     scenes = scene_index(keysegment_rows)
-    frames = NuScenesFrames(nuscenes_root, nuscenes_version) if nuscenes_root is not None else None
+    tables = NuScenesTables(nuscenes_root, nuscenes_version) if nuscenes_root is not None else None
     samples = []
     for task, rows in load_ground_truth(root, tasks).items():
         for lineno, row in enumerate(rows, start=1):
             _check_row(row, task, root, lineno)
-            samples.append(build_sample(task, row, scenes.get(row["scene_token"]), frames))
+            samples.append(build_sample(task, row, scenes.get(row["scene_token"]), tables))
     return samples
