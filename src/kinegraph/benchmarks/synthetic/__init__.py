@@ -6,5 +6,8 @@
 from kinegraph.registry import Registry
 
 generators: Registry = Registry("synthetic world")
+generators.register("nuscenes", "kinegraph.benchmarks.synthetic.nuscenes_world:generate")
+generators.register("dsi", "kinegraph.benchmarks.synthetic.dsi_world:generate")
+generators.register("autodridm", "kinegraph.benchmarks.synthetic.autodridm_world:generate")
 
 __all__ = ["generators"]
