@@ -66,8 +66,10 @@ def cot_step_text(question: str, previous_context: str) -> str:
             "Please only provide the final numerical answer with units in this format: [value] [unit]"
         )
     # upstream's text, doubled word included
-    return (f"{question}\n\nPlease only provide the final numerical answer answer with units in this format: "
-            "[value] [unit]")
+    return (
+        f"{question}\n\nPlease only provide the final numerical answer answer with units in this format: "
+        "[value] [unit]"
+    )
 
 
 def cot_final_text(sample: Sample, cot_context: str) -> str:
