@@ -16,6 +16,7 @@ for _name, _target in {
     "egodyn.vision": "kinegraph.graphs.egodyn:build_vision",
     "egodyn.trajectory": "kinegraph.graphs.egodyn:build_trajectory",
     "egodyn.text_only": "kinegraph.graphs.egodyn:build_text_only",
+    "egodyn.oracle": "kinegraph.graphs.egodyn_tools:build_oracle",
     "quantiphy.zero_shot": "kinegraph.graphs.quantiphy:build_zero_shot",
     "quantiphy.prior_only": "kinegraph.graphs.quantiphy:build_prior_only",
     "quantiphy.counterfactual": "kinegraph.graphs.quantiphy:build_counterfactual",
