@@ -39,18 +39,24 @@ def _textures(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return _TEXTURES[seed]
 
 
-def intrinsics(width_px: int, height_px: int) -> np.ndarray:
-    """The probes' default pinhole K: f = 0.9 * width, principal point at the centre."""
-    f_px = 0.9 * width_px
+def intrinsics(width_px: int, height_px: int, focal_scale: float = 0.9) -> np.ndarray:
+    """Pinhole K, f = focal_scale * width (0.9 is the probes' default), principal point at the centre."""
+    f_px = focal_scale * width_px
     return np.array([[f_px, 0, width_px / 2.0], [0, f_px, height_px / 2.0], [0, 0, 1.0]])
 
 
 def render_frame(
-    x_m: float, z_m: float, yaw_rad: float, width_px: int = 480, height_px: int = 270, seed: int = 0
+    x_m: float,
+    z_m: float,
+    yaw_rad: float,
+    width_px: int = 480,
+    height_px: int = 270,
+    seed: int = 0,
+    focal_scale: float = 0.9,
 ) -> np.ndarray:
     """RGB uint8 (H, W, 3) seen from (x_m, z_m) with heading yaw_rad (+ = left)."""
     ground_tex, wall_tex = _textures(seed)
-    K = intrinsics(width_px, height_px)
+    K = intrinsics(width_px, height_px, focal_scale)
     us, vs = np.meshgrid(np.arange(width_px, dtype=np.float64), np.arange(height_px, dtype=np.float64))
     dx_c = (us - K[0, 2]) / K[0, 0]
     dy_c = (vs - K[1, 2]) / K[1, 1]
@@ -92,21 +98,27 @@ def render_frame(
 
 
 def render_clip(
-    poses: Sequence[tuple[float, float, float]], width_px: int = 480, height_px: int = 270, seed: int = 0
+    poses: Sequence[tuple[float, float, float]],
+    width_px: int = 480,
+    height_px: int = 270,
+    seed: int = 0,
+    focal_scale: float = 0.9,
 ) -> np.ndarray:
     """Frames (T, H, W, 3) for poses [(x_m, z_m, yaw_rad), ...]."""
-    return np.stack([render_frame(x, z, yaw, width_px, height_px, seed) for x, z, yaw in poses])
+    return np.stack([render_frame(x, z, yaw, width_px, height_px, seed, focal_scale) for x, z, yaw in poses])
 
 
 def drive(
-    n_frames: int, step_m: Sequence[float] | float, yaw_step_rad: float = 0.0
+    n_frames: int, step_m: Sequence[float] | float, yaw_step_rad: Sequence[float] | float = 0.0
 ) -> list[tuple[float, float, float]]:
-    """Poses of a car moving `step_m` per frame along its heading while turning `yaw_step_rad` per frame."""
-    steps = [float(step_m)] * (n_frames - 1) if np.isscalar(step_m) else [float(s) for s in step_m]
+    """Poses of a car moving `step_m` per frame along its heading while turning `yaw_step_rad` per frame
+    (scalars apply to every one of the n_frames - 1 steps)."""
+    steps = np.broadcast_to(np.asarray(step_m, np.float64), (n_frames - 1,))
+    turns = np.broadcast_to(np.asarray(yaw_step_rad, np.float64), (n_frames - 1,))
     x, z, yaw = 0.0, 0.0, 0.0
     poses = [(x, z, yaw)]
-    for step in steps:
-        yaw += yaw_step_rad
+    for step, turn in zip(steps, turns, strict=True):
+        yaw += turn
         x, z = x - step * np.sin(yaw), z + step * np.cos(yaw)
         poses.append((x, z, yaw))
     return poses
