@@ -164,6 +164,19 @@ def _validate(t_s: np.ndarray, xy_m: np.ndarray, yaw_rad: np.ndarray, clip_s: fl
         raise ValueError(f"clip spans {span:.3f} s; EgoDyn needs at least {MIN_SPAN_RATIO * clip_s:.2f} s")
 
 
+def window_frame_indices(
+    frame_times_s: np.ndarray, keyframe_time_s: float, clip_s: float = CLIP_S
+) -> np.ndarray:
+    """Indices of the camera frames in EgoDyn's backward window [t_key - clip_s, t_key], ends included.
+
+    `frame_times_s (N,)` are the camera's sweep times (seconds, increasing). Upstream then keeps the
+    clip only if it has >= 20 such frames spanning >= 0.9 x clip_s, which `clip_kinematics` checks.
+    """
+    times = np.asarray(frame_times_s, dtype=float)
+    start_s = keyframe_time_s - clip_s
+    return np.flatnonzero((times >= start_s) & (times <= keyframe_time_s))
+
+
 def clip_kinematics(
     timestamps_s: np.ndarray,
     xy_m: np.ndarray,

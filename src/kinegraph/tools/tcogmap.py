@@ -159,6 +159,11 @@ def quaternion_text(rotation_wxyz: Sequence[float]) -> str:
     return f"{w:.3f} {x:+.3f}i {y:+.3f}j {z:+.3f}k"
 
 
+def _translation_text(translation_m: Sequence[float]) -> str:
+    """A nuScenes translation as Python prints the JSON list: `[x, y, z]` with shortest float reprs."""
+    return "[" + ", ".join(repr(float(v)) for v in translation_m) + "]"
+
+
 def raw_pose_lines(
     timestamps_us: Sequence[int],
     translation_m: np.ndarray,
@@ -169,9 +174,36 @@ def raw_pose_lines(
     """Segment-task "+EP" baseline lines: `The ego pose details for Frame{i+1} are translation=[...], ...`."""
     lines = []
     for i, (ts, trans, rot) in enumerate(zip(timestamps_us, translation_m, rotation_wxyz, strict=True)):
-        translation = "[" + ", ".join(repr(float(v)) for v in trans) + "]"
         lines.append(
-            f"The ego pose details for Frame{first_frame + i + 1} are translation={translation}, "
+            f"The ego pose details for Frame{first_frame + i + 1} are "
+            f"translation={_translation_text(trans)}, "
             f"rotation={quaternion_text(rot)}, timestamp={int(ts)}"
         )
     return lines
+
+
+def scene_raw_pose_context(
+    timestamps_us: Sequence[int],
+    translation_m: np.ndarray,
+    rotation_wxyz: np.ndarray,
+    keysegments: Sequence[Sequence[int]],
+) -> list[str]:
+    """Scene-task "+EP" baseline blocks, one per keysegment of >= 2 frames.
+
+    `The ego pose details for Frame{first+1} to Frame{last+1} are:` followed by one
+    `Frame{k+1}: translation=[...], rotation=..., timestamp=...` line per scene keyframe in between.
+    """
+    blocks = []
+    for indices in keysegments:
+        if len(indices) < 2:
+            continue
+        first, last = int(indices[0]), int(indices[-1])
+        lines = [
+            f"Frame{k + 1}: translation={_translation_text(translation_m[k])}, "
+            f"rotation={quaternion_text(rotation_wxyz[k])}, timestamp={int(timestamps_us[k])}"
+            for k in range(first, last + 1)
+        ]
+        blocks.append(
+            f"The ego pose details for Frame{first + 1} to Frame{last + 1} are:\n" + "\n".join(lines)
+        )
+    return blocks

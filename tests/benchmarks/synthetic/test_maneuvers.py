@@ -106,6 +106,15 @@ def test_scene_joins_segments_continuously() -> None:
     assert np.all(scene.speed_mps[standing] == 0.0)
 
 
+def test_long_scenes_stay_plausible() -> None:
+    scene = script_scene(["accelerate"] * 6 + ["emergency_stop", "standing"], seed=2)
+    assert scene.speed_mps.max() < 24.0  # chained accelerations level off near 20 m/s
+    stop = (scene.timestamps_s > 18.0) & (scene.timestamps_s <= 21.0)
+    assert scene.speed_mps[stop][-1] == 0.0  # and the emergency stop still stops in its segment
+    accel = np.diff(scene.speed_mps) / np.diff(scene.timestamps_s)
+    assert accel.min() > -9.6
+
+
 def test_scene_rejects_impossible_joins_and_unknown_names() -> None:
     with pytest.raises(ValueError, match="'standing' cannot follow 'cruise'"):
         script_scene(["cruise", "standing"], 0)
@@ -115,6 +124,8 @@ def test_scene_rejects_impossible_joins_and_unknown_names() -> None:
         script_maneuver("drift", 0)
     with pytest.raises(ValueError, match="duration_s"):
         script_maneuver("cruise", 0, duration_s=0.0)
+    with pytest.raises(ValueError, match="cannot stop from 30.0 m/s within 3.0 s"):
+        script_maneuver("emergency_stop", 0, start_speed_mps=30.0)
     with pytest.raises(ValueError, match="at least one"):
         script_scene([], 0)
 

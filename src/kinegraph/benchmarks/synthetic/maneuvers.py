@@ -32,6 +32,8 @@ _STARTS_STOPPED = frozenset({"standing", "stop_and_go"})
 _ENDS_STOPPED = frozenset({"standing", "emergency_stop"})
 
 _FINE_DT_S = 0.001
+_MAX_DECEL_MPS2 = 9.5  # about the tyre limit on dry asphalt
+_SCENE_SPEED_CAP_MPS = 20.0  # accelerate only gently above this (it only matters in long scenes)
 _JITTER_S = 0.004  # nuScenes sweeps drift a few ms around the nominal 12 Hz period
 
 
@@ -104,9 +106,9 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
     if name == "accelerate":
         # Mean accel >= ~0.7 (deadzone 0.25); peak speed 6-13.1 m/s stays "urban" (< 13.9).
         a = rng.uniform(1.0, 2.0)
-        return _Profile(
-            start(5.0, 8.0), a * _pulse(t, rng.uniform(0.1, 0.4), rng.uniform(0.4, 0.7), dur, 0.3), zeros
-        )
+        speed = start(5.0, 8.0)
+        a = min(a, max(0.3, (_SCENE_SPEED_CAP_MPS - speed) / dur))  # chained accelerations level off
+        return _Profile(speed, a * _pulse(t, rng.uniform(0.1, 0.4), rng.uniform(0.4, 0.7), dur, 0.3), zeros)
     if name == "brake":
         # Plateau decel 1.0-1.4 sits inside "moderate" (-1.59..-0.89) and above brake_then_turn's -1.5;
         # the speed never reaches 5 m/s.
@@ -121,6 +123,11 @@ def _profile(name: str, rng: np.random.Generator, t: np.ndarray, v0: float | Non
         # its gentle ramp-off; the stop lands at 2.2-2.5 s (scaled to the window), late enough that
         # TCogMap sees "Stopping", not "Stopped".
         braking_s = (speed + 0.05) / d + (ramp_on + ramp_off) / 2
+        if braking_s > 0.85 * dur:  # a fast start (in a scene): brake harder, up to the tyre limit
+            d = (speed + 0.05) / (0.85 * dur - (ramp_on + ramp_off) / 2)
+            if d > _MAX_DECEL_MPS2:
+                raise ValueError(f"emergency_stop cannot stop from {speed:.1f} m/s within {dur:.1f} s")
+            braking_s = 0.85 * dur
         stop_s = max(dur * rng.uniform(0.733, 0.833), braking_s + 0.05)
         return _Profile(speed, -d * _pulse(t, stop_s - braking_s, ramp_on, stop_s, ramp_off), zeros)
     if name == "stop_and_go":
