@@ -31,13 +31,7 @@ from kinegraph.benchmarks.egodyn_extract import (
     write_qa,
 )
 from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic.maneuvers import script_scene
-from kinegraph.benchmarks.synthetic.nuscenes_world import (
-    SEGMENT_S,
-    plan_maneuvers,
-    plan_scenes,
-    write_nuscenes,
-)
+from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
 from kinegraph.media import write_video
@@ -68,14 +62,7 @@ def write_carla_clips(
         rng = np.random.default_rng([seed, k, 11])
         scene = f"SYN_Kinegraph-{k + 1}_1_T-1"
         behavior = CARLA_BEHAVIORS[int(rng.integers(len(CARLA_BEHAVIORS)))]
-        track = script_scene(
-            plan_maneuvers(rng, CARLA_WINDOWS_PER_SCENARIO),
-            int(rng.integers(2**31)),
-            segment_s=SEGMENT_S,
-            rate_hz=50.0,
-            start_xy_m=(float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000))),
-            start_yaw_rad=float(rng.uniform(-np.pi, np.pi)),
-        )
+        track = plan_track([seed, k, 11], CARLA_WINDOWS_PER_SCENARIO, rate_hz=50.0)
         log_t = np.arange(CARLA_WINDOWS_PER_SCENARIO * stride + 1) / CARLA_FPS  # exact 10 Hz log
         xy = np.column_stack([np.interp(log_t, track.timestamps_s, track.xy_m[:, i]) for i in (0, 1)])
         yaw = np.interp(log_t, track.timestamps_s, track.yaw_rad)

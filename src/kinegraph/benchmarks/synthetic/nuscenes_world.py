@@ -59,27 +59,38 @@ def plan_maneuvers(rng: np.random.Generator, n_segments: int) -> list[str]:
     return names
 
 
+def plan_track(seed_parts: Sequence[int], n_segments: int, rate_hz: float = RATE_HZ) -> EgoTrack:
+    """A scripted track of `n_segments` drawn maneuvers, starting somewhere on a 4 km map with its
+    own heading. A draw the maneuvers cannot realise (e.g. an emergency stop from a speed no tyre can
+    shed in 3 s) is redrawn, deterministically."""
+    for attempt in range(100):
+        rng = np.random.default_rng([*seed_parts, attempt])
+        names = plan_maneuvers(rng, n_segments)
+        start_xy = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
+        try:
+            return script_scene(
+                names,
+                int(rng.integers(2**31)),
+                segment_s=SEGMENT_S,
+                rate_hz=rate_hz,
+                start_xy_m=start_xy,
+                start_yaw_rad=float(rng.uniform(-np.pi, np.pi)),
+            )
+        except ValueError:
+            continue
+    raise RuntimeError(f"no realisable maneuver plan for seed {list(seed_parts)} in 100 draws")
+
+
 def plan_scenes(n_scenes: int, seed: int, segments_per_scene: int = 6) -> list[SceneSpec]:
-    """`n_scenes` scripted scenes, each starting somewhere else on the map with its own heading."""
+    """`n_scenes` scripted scenes of `segments_per_scene` maneuvers of 3 s each."""
     if n_scenes < 1:
         raise ValueError(f"need at least one scene, got n={n_scenes}")
     if segments_per_scene < 1:
         raise ValueError(f"need at least one segment per scene, got {segments_per_scene}")
-    specs = []
-    for k in range(n_scenes):
-        rng = np.random.default_rng([seed, k, 7])
-        names = plan_maneuvers(rng, segments_per_scene)
-        start_xy = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
-        track = script_scene(
-            names,
-            int(rng.integers(2**31)),
-            segment_s=SEGMENT_S,
-            rate_hz=RATE_HZ,
-            start_xy_m=start_xy,
-            start_yaw_rad=float(rng.uniform(-np.pi, np.pi)),
-        )
-        specs.append(SceneSpec(name=f"scene-{k + 1:04d}", track=track))
-    return specs
+    return [
+        SceneSpec(name=f"scene-{k + 1:04d}", track=plan_track([seed, k, 7], segments_per_scene))
+        for k in range(n_scenes)
+    ]
 
 
 def camera_rotation_wxyz() -> list[float]:
