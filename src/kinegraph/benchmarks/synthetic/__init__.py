@@ -6,5 +6,7 @@
 from kinegraph.registry import Registry
 
 generators: Registry = Registry("synthetic world")
+generators.register("nuscenes", "kinegraph.benchmarks.synthetic.nuscenes_world:generate")
+generators.register("egodyn", "kinegraph.benchmarks.synthetic.egodyn_world:generate")
 
 __all__ = ["generators"]
