@@ -128,6 +128,11 @@ async def run_async(
     samples = list(samples) if samples is not None else load_samples(config)
     if not samples:
         raise ValueError("no samples to run")
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise ValueError(f"duplicate sample id {s.id!r}: ids must be unique within a run")
+        seen.add(s.id)
     graph, needs_model = build_graph(config)
     if needs_model and backend is None:
         if config.model is None:

@@ -6,6 +6,7 @@ Prompts are upstream's (`egodyn_prompts`); answers go through the official parse
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -204,3 +205,35 @@ def build_trajectory(
 def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> CompiledStateGraph:
     """`egodyn.text_only`: the trajectory text without frames (Table 4's O=∅ row)."""
     return build_trajectory(encoding, text_only=True, grouped=grouped)
+
+
+def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
+    """Run the frame probes (VO, flow) on the decoded frames and write what they measured as text."""
+
+    async def measure(state: GroupState) -> dict[str, Any]:
+        from kinegraph.graphs.egodyn_tools import PROBES
+
+        measured = {name: await asyncio.to_thread(PROBES[name], state["frames"]) for name in probes}
+        text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
+        return {"measurements": {"tools": text, "probes": measured}}
+
+    return measure
+
+
+def build_tools(
+    probes: Sequence[str] = ("vo", "flow"),
+    num_frames: int = 10,
+    encoding: Encoding | None = None,
+    grouped: bool = False,
+    max_side: int | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.tools`: the VLM also reads what deterministic probes measured from the same frames.
+
+    With `encoding`, the trajectory text is added too (vision + dynamics + tools).
+    """
+    prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
+    if encoding is not None:
+        prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
+    return _vlm_graph(
+        num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=tool_blocks, prelude=prelude
+    )

@@ -88,3 +88,63 @@ def frame_probe_graph(name: str, measure: Callable[..., Any], num_frames: int) -
     graph.add_edge("answer", END)
     graph.add_edge("record_group_error", END)
     return graph.compile()
+
+
+def _rounded(values: Any, digits: int = 3) -> list[float]:
+    return [round(float(v), digits) for v in values]
+
+
+def vo_measurement(frames: Any) -> dict[str, Any]:
+    """EgoDyn's KLT + essential-matrix VO on the clip's frames."""
+    from kinegraph.tools.vo import visual_odometry
+
+    result = visual_odometry(frames)
+    signals = {
+        "yaw_deg": _rounded(result.signals.yaw_deg),
+        "disp_px": _rounded(result.signals.disp_px, 2),
+        "method": list(result.signals.method),
+    }
+    return {"answers": result.answers, "signals": signals}
+
+
+def flow_measurement(frames: Any) -> dict[str, Any]:
+    """EgoDyn's Farneback flow heuristic on the clip's frames."""
+    from kinegraph.tools.flow import flow_heuristic
+
+    result = flow_heuristic(frames)
+    signals = {k: _rounded(v) for k, v in result.signals._asdict().items()}
+    return {"answers": result.answers, "signals": signals}
+
+
+def gpu_flow_measurement(frames: Any) -> dict[str, Any]:
+    """The torch Horn-Schunck probe (CUDA when present) with the flow heuristic's mapping."""
+    from kinegraph.tools.gpu_flow import gpu_flow_probe
+
+    result = gpu_flow_probe([frames])[0]
+    signals = {k: _rounded(v) for k, v in result.signals._asdict().items()}
+    return {"answers": result.answers, "signals": signals}
+
+
+def build_vo(num_frames: int = 10) -> CompiledStateGraph:
+    """`egodyn.vo`: the paper's visual-odometry baseline (answers 6 questions)."""
+    return frame_probe_graph("vo", vo_measurement, num_frames)
+
+
+def build_flow(num_frames: int = 10) -> CompiledStateGraph:
+    """`egodyn.flow`: the paper's Farneback flow heuristic (answers 6 questions)."""
+    return frame_probe_graph("flow", flow_measurement, num_frames)
+
+
+def build_gpu_flow(num_frames: int = 10) -> CompiledStateGraph:
+    """`egodyn.gpu_flow`: a dense Horn-Schunck flow probe in torch feeding the flow mapping."""
+    return frame_probe_graph("gpu_flow", gpu_flow_measurement, num_frames)
+
+
+PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "vo": vo_measurement,
+    "flow": flow_measurement,
+    "gpu_flow": gpu_flow_measurement,
+}
+
+for _builder in (build_vo, build_flow, build_gpu_flow):
+    _builder.needs_model = False  # type: ignore[attr-defined]
