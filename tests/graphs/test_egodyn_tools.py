@@ -77,6 +77,7 @@ def test_tools_graph_beats_blind_vision_with_a_text_only_model(rendered, tmp_pat
         prompt = next(r.body for r in server.requests if "Visual odometry" in str(r.body))
     text = prompt["messages"][0]["content"][0]["text"]
     assert "its reading of the questions it can answer" in text and "Dense optical flow" in text
+
     # on the six questions the probes measure, the same blind reader gains from the tool text
     def probe_accuracy(summary):
         per_question = summary.metrics["per_question"]
