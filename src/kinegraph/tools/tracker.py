@@ -3,8 +3,9 @@
 The background is the per-pixel median over frames (objects must move by more than their own size over
 the clip); foreground = channel-wise difference above a threshold, cleaned by a morphological opening,
 split into connected components. Each component is refined to sub-pixel precision with a soft mask
-(difference / object contrast): the centre is the soft-mask centroid, the width (height) the longest
-soft row (column) sum. Objects are followed from seed boxes by nearest predicted centre.
+(1 inside, difference / object contrast on the rim): the centre is the soft-mask centroid, the width
+(height) the mean of the three longest soft row (column) sums. Objects are followed from seed boxes
+by nearest predicted centre.
 """
 
 from __future__ import annotations
@@ -69,12 +70,14 @@ def find_blobs(
         x, y, w, h, area = (int(v) for v in stats[k])
         if area < min_area_px:
             continue
-        inside = labels[y : y + h, x : x + w] == k
-        contrast = float(np.percentile(diff[y : y + h, x : x + w][inside], 90))
         x0, y0 = max(x - 2, 0), max(y - 2, 0)
         x1, y1 = min(x + w + 2, width), min(y + h + 2, height)
         own = labels[y0:y1, x0:x1]
-        alpha = np.clip(diff[y0:y1, x0:x1] / max(contrast, 1e-6), 0.0, 1.0)
+        patch = diff[y0:y1, x0:x1]
+        interior = cv2.erode((own == k).astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+        core = patch[interior] if interior.any() else patch[own == k]
+        alpha = np.clip(patch / max(float(np.median(core)), 1e-6), 0.0, 1.0)
+        alpha[interior] = 1.0  # only the rim is partial: texture under the object must not thin it
         alpha[(own != k) & (own != 0)] = 0.0  # leave neighbouring components out
         total = alpha.sum()
         ys, xs = np.mgrid[y0:y1, x0:x1]
