@@ -45,8 +45,12 @@ class Answer(NamedTuple):
     notes: tuple[str, ...]
 
     def text(self) -> str:
-        """The official answer format "[value] [unit]"."""
-        return f"{self.value:.6g} {self.unit}"
+        """The official answer format "[value] [unit]".
+
+        Accelerations are written "m/s²": the official parser reads "9.8 m/s^2" as 2.0 (its unit regex
+        treats "^" as an anchor, then strips letters and keeps the last number), but "9.8 m/s²" as 9.8.
+        """
+        return f"{self.value:.6g} {self.unit.replace('^2', '²')}"
 
 
 class Quantity(NamedTuple):

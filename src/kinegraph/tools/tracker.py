@@ -44,16 +44,49 @@ def _check_frames(frames: np.ndarray) -> np.ndarray:
     return frames
 
 
-def median_background(frames: np.ndarray, max_frames: int = 31) -> np.ndarray:
-    """Per-pixel median of up to `max_frames` evenly spaced frames: (H, W, 3) uint8."""
+def _masked_median(values: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    """Median over axis 0 of (K, N, C) values ignoring masked (K, N) entries; all-masked columns give NaN."""
+    values = np.where(masked[..., None], np.inf, values.astype(np.float32))
+    ordered = np.sort(values, axis=0)
+    n_valid = (~masked).sum(axis=0)[:, None].repeat(values.shape[2], axis=1)
+    lo = np.take_along_axis(ordered, np.maximum(n_valid - 1, 0)[None] // 2, axis=0)[0]
+    hi = np.take_along_axis(ordered, (n_valid // 2)[None], axis=0)[0]
+    return np.where(n_valid > 0, (lo + hi) / 2, np.nan)
+
+
+def median_background(
+    frames: np.ndarray,
+    max_frames: int = 15,
+    exclude: Sequence[Sequence[Box]] | None = None,
+    base: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per-pixel median of up to `max_frames` evenly spaced frames: (H, W, 3) uint8.
+
+    `exclude` (one list of boxes per frame) leaves those boxes out of the median wherever they cover a
+    pixel in at least a fifth of the sampled frames, so a slow object does not burn into the background;
+    `base` is a plain median already computed, kept outside those pixels.
+    """
     frames = _check_frames(frames)
     pick = np.unique(np.linspace(0, len(frames) - 1, min(len(frames), max_frames)).round().astype(int))
-    return np.median(frames[pick], axis=0).astype(np.uint8)
+    background = np.median(frames[pick], axis=0) if base is None else base.astype(np.float32)
+    if exclude is not None:
+        height, width = frames.shape[1:3]
+        covered = np.zeros((len(pick), height, width), bool)
+        for row, frame in enumerate(pick):
+            for x0, y0, x1, y1 in exclude[frame]:
+                rows = slice(max(int(y0), 0), max(int(np.ceil(y1)), 0))
+                covered[row, rows, max(int(x0), 0) : max(int(np.ceil(x1)), 0)] = True
+        count = covered.sum(axis=0)
+        region = (count >= 0.2 * len(pick)) & (count < len(pick))
+        if region.any():
+            background[region] = _masked_median(frames[pick][:, region], covered[:, region])
+    return background.astype(np.uint8)
 
 
 def difference(frame: np.ndarray, background: np.ndarray) -> np.ndarray:
     """Largest per-channel absolute difference, (H, W) float32."""
-    return cv2.absdiff(frame, background).max(axis=2).astype(np.float32)
+    r, g, b = cv2.split(cv2.absdiff(frame, background))
+    return cv2.max(cv2.max(r, g), b).astype(np.float32)
 
 
 def find_blobs(
@@ -135,11 +168,35 @@ def track_objects(
     Seeds are boxes around each object at `seed_frame` (e.g. from a detector); without seeds every
     component of that frame becomes one. An object is followed forward and backward from the seed frame
     and left unseen (NaN) from the frame where no component lies within `max_jump_px` of its prediction.
+    Without a given background, a second pass re-estimates it with the first pass's objects left out.
     """
     frames = _check_frames(frames)
     if not 0 <= seed_frame < len(frames):
         raise ValueError(f"seed_frame {seed_frame} is outside 0..{len(frames) - 1}")
-    bg = median_background(frames) if background is None else background
+    if background is not None:
+        return _track(frames, background, seeds, seed_frame, threshold, min_area_px, max_jump_px)
+    plain = median_background(frames)
+    first = _track(frames, plain, seeds, seed_frame, threshold, min_area_px, max_jump_px)
+    # Second pass: a background without the objects found in the first one.
+    exclude: list[list[Box]] = [[] for _ in frames]
+    for track in first:
+        for i in np.flatnonzero(np.all(np.isfinite(track.centre_px), axis=1)):
+            (x, y), (w, h) = track.centre_px[i], track.extent_px[i]
+            pad_x, pad_y = 0.75 * w + 4, 0.75 * h + 4
+            exclude[i].append((x - pad_x, y - pad_y, x + pad_x, y + pad_y))
+    bg = median_background(frames, exclude=exclude, base=plain)
+    return _track(frames, bg, seeds, seed_frame, threshold, min_area_px, max_jump_px)
+
+
+def _track(
+    frames: np.ndarray,
+    bg: np.ndarray,
+    seeds: Sequence[Box] | None,
+    seed_frame: int,
+    threshold: float,
+    min_area_px: int,
+    max_jump_px: float,
+) -> list[ObjectTrack]:
     per_frame = [find_blobs(difference(f, bg), threshold, min_area_px) for f in frames]
     start_blobs = per_frame[seed_frame]
     if seeds is None:

@@ -6,5 +6,6 @@
 from kinegraph.registry import Registry
 
 generators: Registry = Registry("synthetic world")
+generators.register("quantiphy", "kinegraph.benchmarks.synthetic.quantiphy_world:generate")
 
 __all__ = ["generators"]
