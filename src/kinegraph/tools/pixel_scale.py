@@ -81,6 +81,8 @@ def _frame(t_s: float, fps: float, n_frames: int) -> int:
 
 
 def _extent(extents: np.ndarray, aspect: str) -> np.ndarray:
+    """The side a size word names, per frame, from (T, 2) (width, height) boxes: width = horizontal,
+    height = vertical, thickness = the shorter side, length / diameter / size = the longer side."""
     if aspect == "width":
         return extents[:, 0]
     if aspect == "height":
@@ -103,7 +105,7 @@ def _per_frame_median(values: Callable[[int], float], start: int, stop: int) -> 
 
 
 def measure(
-    spec: Quantity,
+    quantity: Quantity,
     positions: Sequence[np.ndarray],
     extents: Sequence[np.ndarray],
     fps: float,
@@ -112,55 +114,55 @@ def measure(
     average_mode: str = "path",
 ) -> float:
     """One quantity of one object (two for a distance) in track units: positions (T, D), extents (T, 2)."""
-    need = 2 if spec.kind == "distance" else 1
+    need = 2 if quantity.kind == "distance" else 1
     if len(positions) != need:
-        raise ValueError(f"a {spec.kind} needs {need} object(s), got {len(positions)}")
+        raise ValueError(f"a {quantity.kind} needs {need} object(s), got {len(positions)}")
     x = positions[0]
     n = len(x)
-    if spec.horizontal:
+    if quantity.horizontal:
         positions = [p[:, :1] if p.shape[1] == 2 else p[:, [0, 2]] for p in positions]
         x = positions[0]
-    if spec.kind == "size":
-        sizes = _extent(np.asarray(extents[0], dtype=float), spec.aspect)
-        if spec.t_s is not None:
-            value = float(sizes[_frame(spec.t_s, fps, n)])
+    if quantity.kind == "size":
+        sizes = _extent(np.asarray(extents[0], dtype=float), quantity.aspect)
+        if quantity.t_s is not None:
+            value = float(sizes[_frame(quantity.t_s, fps, n)])
         else:
             value = float(np.nanmedian(sizes)) if np.isfinite(sizes).any() else math.nan
         if not math.isfinite(value):
             raise ValueError("the object's extent is never seen")
         return value
     first, last = seen_range(x)
-    if spec.interval_s is not None:
-        first, last = (_frame(t, fps, n) for t in spec.interval_s)
-    if spec.kind == "speed":
-        if spec.t_s is not None and spec.interval_s is None:
-            return speed_at(x, fps, _frame(spec.t_s, fps, n), scheme, window)
+    if quantity.interval_s is not None:
+        first, last = (_frame(t, fps, n) for t in quantity.interval_s)
+    if quantity.kind == "speed":
+        if quantity.t_s is not None and quantity.interval_s is None:
+            return speed_at(x, fps, _frame(quantity.t_s, fps, n), scheme, window)
         return average_speed(x, fps, first, last, average_mode)
-    if spec.kind == "acceleration":
-        if spec.t_s is not None and spec.interval_s is None:
-            return acceleration_at(x, fps, _frame(spec.t_s, fps, n), scheme, window)
+    if quantity.kind == "acceleration":
+        if quantity.t_s is not None and quantity.interval_s is None:
+            return acceleration_at(x, fps, _frame(quantity.t_s, fps, n), scheme, window)
         return _per_frame_median(lambda i: acceleration_at(x, fps, i, scheme, window), first, last)
-    if spec.kind == "displacement":
+    if quantity.kind == "displacement":
         value = float(np.linalg.norm(x[last] - x[first]))
         if not math.isfinite(value):
             raise ValueError(f"the object is not seen at frame {first} or {last}")
         return value
-    if spec.kind == "path_length":
+    if quantity.kind == "path_length":
         return path_length(x, first, last)
-    if spec.kind == "distance":
+    if quantity.kind == "distance":
         both = np.flatnonzero(np.all(np.isfinite(np.hstack(positions)), axis=1))
         if len(both) == 0:
             raise ValueError("the two objects are never seen together")
         index = (
-            _frame(spec.t_s, fps, n)
-            if spec.t_s is not None
-            else (both[-1] if spec.moment == "final" else both[0])
+            _frame(quantity.t_s, fps, n)
+            if quantity.t_s is not None
+            else (both[-1] if quantity.moment == "final" else both[0])
         )
         value = float(np.linalg.norm(positions[0][index] - positions[1][index]))
         if not math.isfinite(value):
             raise ValueError(f"both objects must be seen at frame {index}")
         return value
-    raise ValueError(f"unknown quantity kind {spec.kind!r}")
+    raise ValueError(f"unknown quantity kind {quantity.kind!r}")
 
 
 def _finish(
