@@ -173,10 +173,8 @@ def _body_questions(
                 )
             )
             rows.append(Row(text, _in(size, unit), "S", (k,)))
-    t, (t1, t2) = (
-        float(rng.choice(times)),
-        sorted(rng.choice(times, 2, replace=False)) if len(times) > 1 else (times[0], times[0]),
-    )
+    t = float(rng.choice(times))
+    t1, t2 = sorted(float(x) for x in rng.choice(times, 2, replace=False)) if len(times) > 1 else (t, t)
     speed = body.speed_mps(t)
     unit = _rate_unit(speed, "s")
     text = str(
@@ -200,7 +198,7 @@ def _body_questions(
         unit = _length_unit(shift, rng)
         text = f"What is the displacement of the {name} between {t1:.1f}s and {t2:.1f}s in {unit}?"
         rows.append(Row(text, _in(shift, unit), "S", (k,)))
-    if body.motion != "constant_velocity" and skip != ("A", ""):
+    if body.motion != "constant_velocity" and not (k == 0 and skip[0] == "A"):  # not the prior itself
         a = abs(body.a_mps2)
         unit = _rate_unit(a, "s^2")
         rows.append(
