@@ -2,7 +2,8 @@
 
 Writes a world (default 32 videos, over 100 rows across S2/D2/S3/D3), answers every row from the
 exact pixel tracks and from the tracker under several differencing schemes, scores each prediction
-file with `kinegraph.evaluators.quantiphy.score_file`, and prints the MRA table and the timings.
+file with `kinegraph.evaluators.quantiphy.score_file`, and prints the MRA table and the timings, then
+the tracker's pixel error against the exact tracks per background kind.
 
     python perf/quantiphy_calculator_mra.py [--n 32] [--seed 0] [--out DIR]
 """
@@ -15,10 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.synthetic.quantiphy_solve import predict
-from kinegraph.benchmarks.synthetic.quantiphy_world import CSV_NAME, TRUTH_NAME, generate
+from kinegraph.benchmarks.synthetic.quantiphy_solve import exact_tracks, predict, tracked_tracks
+from kinegraph.benchmarks.synthetic.quantiphy_world import CSV_NAME, TRUTH_NAME, VIDEO_DIR, generate
 from kinegraph.evaluators.quantiphy import score_file
 
 RUNS = (
@@ -66,6 +68,45 @@ def main() -> None:
         print(f"{row} {r['invalid_percentage']:.1f} | {seconds:.1f} |")
     print()
     print("seconds = decode + track (tracker rows) + solve + write for every row of the world")
+    tracker_accuracy(out, truth, table)
+
+
+def tracker_accuracy(out: Path, truth: dict, table: pd.DataFrame) -> None:
+    """Centre and extent error of the tracker against the exact tracks, per background kind."""
+    background = dict(zip(table["video_id"], table["video_type"].str[3], strict=False))
+    errors: dict[str, list[np.ndarray]] = {"X": [], "S": [], "C": []}
+    extent_errors: dict[str, list[np.ndarray]] = {"X": [], "S": [], "C": []}
+    lost = frames = 0
+    seconds = 0.0
+    for video_id, video in truth["videos"].items():
+        start = time.perf_counter()
+        tracked = tracked_tracks(out / VIDEO_DIR / f"{video_id}.mp4", video)
+        seconds += time.perf_counter() - start
+        frames += video["n_frames"]
+        for name, exact in exact_tracks(video).items():
+            seen = np.all(np.isfinite(tracked[name].centre_px), axis=1)
+            lost += int((~seen).sum())
+            errors[background[video_id]].append(
+                np.linalg.norm(tracked[name].centre_px - exact.centre_px, axis=1)[seen]
+            )
+            extent_errors[background[video_id]].append(
+                np.abs(tracked[name].extent_px - exact.extent_px)[seen].ravel()
+            )
+    print()
+    print(f"tracker (decode + two-pass background + components): {1000 * seconds / frames:.1f} ms per frame")
+    print(f"object-frames lost: {lost}")
+    print(
+        "| background | object-frames | centre error median px | centre p95 px | extent error median px |"
+        " extent p95 px |"
+    )
+    print("|---|---|---|---|---|---|")
+    for kind in ("X", "S", "C"):
+        if errors[kind]:
+            e, x = np.concatenate(errors[kind]), np.concatenate(extent_errors[kind])
+            print(
+                f"| {kind} | {len(e)} | {np.median(e):.3f} | {np.percentile(e, 95):.3f} | "
+                f"{np.median(x):.3f} | {np.percentile(x, 95):.3f} |"
+            )
 
 
 if __name__ == "__main__":
