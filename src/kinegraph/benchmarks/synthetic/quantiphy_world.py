@@ -6,7 +6,7 @@ unnamed columns; multi-line depth_info), with posteriors computed analytically f
 sidecar `<out>/quantiphy_truth.json` holds the exact pixel centre and extent of every body in every frame,
 a seed box per body at frame 0, and for each row the prior's object and the target objects.
 
-Videos cycle through S2, D2, S3, D3 (velocity and acceleration priors alternate in the D categories);
+Videos cycle through S2, D3, D2, S3 (velocity and acceleration priors alternate in the D categories);
 backgrounds are X (plain), S (simple texture) or C (complex); bodies move with constant velocity, constant
 acceleration or free fall. In 3D the depth entries are Euclidean camera-object distances (the Blender
 convention) at two times per body.
