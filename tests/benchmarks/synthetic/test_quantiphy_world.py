@@ -182,3 +182,11 @@ def test_registered_and_reachable_from_the_cli(tmp_path):
 def test_n_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="n must be at least 1"):
         generate(tmp_path, n=0)
+
+
+def test_parsed_object_phrases_are_the_grounded_objects(table, truth):
+    """What the text parser extracts is exactly what a grounding step must resolve to tracks."""
+    for _, row in table.iterrows():
+        grounding = truth["rows"][str(row["Unnamed: 0"])]
+        assert parse_question(row["question"]).objects == tuple(grounding["target_objects"])
+        assert parse_prior(row["ground_truth_prior"]).object in (grounding["prior_object"], "gravity")
