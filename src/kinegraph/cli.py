@@ -35,12 +35,13 @@ def clean_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kinegraph.agents.errors import BackendError
         from kinegraph.errors import DataError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
-        except (DataError, UnknownEntryError) as exc:
+        except (DataError, UnknownEntryError, BackendError) as exc:
             raise fail(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]

@@ -22,7 +22,7 @@ from kinegraph.types import RunConfig
 
 EGODYN_FREE = ("egodyn.oracle", "egodyn.vo", "egodyn.flow", "egodyn.gpu_flow")
 EGODYN_VLM = ("egodyn.vision", "egodyn.tools")
-QUANTIPHY_FREE = ("quantiphy.oracle_tracks", "quantiphy.measure")
+QUANTIPHY_FREE = ("quantiphy.oracle_tracks", "quantiphy.tracker")
 QUANTIPHY_VLM = ("quantiphy.zero_shot", "quantiphy.hybrid")
 
 

@@ -25,6 +25,10 @@ for _name, _target in {
     "quantiphy.prior_only": "kinegraph.graphs.quantiphy:build_prior_only",
     "quantiphy.counterfactual": "kinegraph.graphs.quantiphy:build_counterfactual",
     "quantiphy.cot": "kinegraph.graphs.quantiphy:build_cot",
+    "quantiphy.oracle_tracks": "kinegraph.graphs.quantiphy_tools:build_oracle_tracks",
+    "quantiphy.tracker": "kinegraph.graphs.quantiphy_tools:build_tracker",
+    "quantiphy.tools": "kinegraph.graphs.quantiphy_tools:build_tools",
+    "quantiphy.hybrid": "kinegraph.graphs.quantiphy_tools:build_hybrid",
 }.items():
     graphs.register(_name, _target)
 

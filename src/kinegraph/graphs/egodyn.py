@@ -49,9 +49,17 @@ def tool_blocks(measurements: dict[str, Any]) -> list[str | None]:
     return [measurements.get("trajectory"), prompts.tool_block(measurements.get("tools", {}))]
 
 
-def _request(text: str, state: QuestionState | GroupState) -> GenerateRequest:
+def _request(text: str, state: QuestionState | GroupState, sample: Sample) -> GenerateRequest:
     content = [TextPart(text=text), *state.get("images", [])]  # upstream order: text, then images
-    return GenerateRequest(messages=[Message(role="user", content=content)], max_tokens=MAX_TOKENS)
+    # replay looks answers up by these (never sent to the model, not part of the cache key)
+    metadata = {
+        "sample_id": sample.metadata.get("qa_id") or sample.id,
+        "clip_id": sample.group,
+        "question_id": sample.question_id,
+    }
+    return GenerateRequest(
+        messages=[Message(role="user", content=content)], max_tokens=MAX_TOKENS, metadata=metadata
+    )
 
 
 def _finish(sample: Sample, raw: str, state: Any, response: Any, start: float, trace: list[dict]) -> Any:
@@ -77,7 +85,7 @@ def answer_question(blocks: BlockFn) -> Callable[..., Any]:
         text = prompts.single_prompt(
             sample.question, sample.options, len(state["images"]), blocks(state["measurements"])
         )
-        response, error = await ask(runtime, _request(text, state))
+        response, error = await ask(runtime, _request(text, state, sample))
         trace = [{"node": "answer_question", "prompt": text}]
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
@@ -96,7 +104,7 @@ def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
         text = prompts.grouped_prompt(
             [(s.question, s.options) for s in samples], len(state.get("images", [])), blocks(measurements)
         )
-        response, error = await ask(runtime, _request(text, state))
+        response, error = await ask(runtime, _request(text, state, samples[0]))
         trace = [{"node": "answer_clip", "prompt": text}]
         if response is None:
             return {

@@ -34,7 +34,12 @@ from kinegraph.types import Prediction, Sample, Status, Usage
 MAX_ATTEMPTS = 5  # upstream MAX_RETRIES = 4 re-asks after the first
 
 
-def _request(text: str, images: list[ImagePart], attempt: int) -> GenerateRequest:
+def request_metadata(sample: Sample) -> dict[str, Any]:
+    """What the replay provider looks answers up by (never sent to the model, not in the cache key)."""
+    return {"sample_id": sample.id, "question_id": sample.question_id, "clip_id": sample.group}
+
+
+def _request(text: str, images: list[ImagePart], attempt: int, metadata: dict[str, Any]) -> GenerateRequest:
     # Upstream order: every frame first, then the text. Re-asks sample (temperature 1, the providers'
     # default upstream relied on) so that a repeated question can come back different.
     content = [*images, TextPart(text=text)]
@@ -44,17 +49,22 @@ def _request(text: str, images: list[ImagePart], attempt: int) -> GenerateReques
             Message(role="user", content=content),
         ],
         temperature=0.0 if attempt == 0 else 1.0,
-        metadata={"attempt": attempt},
+        attempt=attempt,
+        metadata=metadata,
     )
 
 
 async def ask_number(
-    runtime: Runtime[GraphContext], text: str, images: list[ImagePart], attempts: int = MAX_ATTEMPTS
+    runtime: Runtime[GraphContext],
+    text: str,
+    images: list[ImagePart],
+    sample: Sample,
+    attempts: int = MAX_ATTEMPTS,
 ) -> tuple[float, str | None, Usage, dict[str, Any] | None]:
     """Ask until the reply parses as a number: (value or NaN, last raw text, usage, error fields)."""
     usage, raw = Usage(), None
     for attempt in range(attempts):
-        response, error = await ask(runtime, _request(text, images, attempt))
+        response, error = await ask(runtime, _request(text, images, attempt, request_metadata(sample)))
         if response is None:
             return math.nan, raw, usage, error
         usage, raw = usage + response.usage, response.text
@@ -98,7 +108,7 @@ def answer_zero_shot(prior_field: str, with_frames: bool) -> Callable[..., Any]:
             prior = sample.context.get("ground_truth_prior")  # upstream falls back the same way
         text = prompts.zero_shot_text(sample, prior)
         images = state["images"] if with_frames else []
-        value, raw, usage, error = await ask_number(runtime, text, images)
+        value, raw, usage, error = await ask_number(runtime, text, images, sample)
         trace = [{"node": "answer_zero_shot", "prompt": text, "n_images": len(images), "raw": raw}]
         return {"results": [_result(sample, value, raw, usage, error, trace, state, start)]}
 
@@ -114,7 +124,7 @@ async def answer_with_cot(state: QuestionState, runtime: Runtime[GraphContext]) 
         if not prompts._present(question):
             continue
         text = prompts.cot_step_text(str(question), context.strip())
-        value, raw, step_usage, error = await ask_number(runtime, text, images)
+        value, raw, step_usage, error = await ask_number(runtime, text, images, sample)
         usage = usage + step_usage
         trace.append({"node": "answer_with_cot", "step": key, "prompt": text, "raw": raw, "value": value})
         if error:
@@ -122,7 +132,7 @@ async def answer_with_cot(state: QuestionState, runtime: Runtime[GraphContext]) 
         if not math.isnan(value):
             context += f"Question {i}: {question}\nAnswer {i}: {value}\n\n"
     text = prompts.cot_final_text(sample, context)
-    value, raw, final_usage, error = await ask_number(runtime, text, images)
+    value, raw, final_usage, error = await ask_number(runtime, text, images, sample)
     trace.append({"node": "answer_with_cot", "step": "final", "prompt": text, "raw": raw})
     return {"results": [_result(sample, value, raw, usage + final_usage, error, trace, state, start)]}
 

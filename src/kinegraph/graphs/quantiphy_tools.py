@@ -29,38 +29,63 @@ from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
-from kinegraph.graphs.nodes import ask, decode_frames, encode_frames, fan_out, prediction, record_group_error, route_on_error
-from kinegraph.graphs.quantiphy import ask_number
+from kinegraph.graphs.nodes import (
+    ask,
+    decode_frames,
+    encode_frames,
+    fan_out,
+    prediction,
+    record_group_error,
+    route_on_error,
+)
+from kinegraph.graphs.quantiphy import ask_number, request_metadata
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage
 
 TRUTH_FILE = "quantiphy_truth.json"
-BOX = re.compile(r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]")
+BOX = re.compile(
+    r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]"
+)
 
 
 @lru_cache(maxsize=8)
 def _truth(source_dir: str) -> dict[str, Any]:
     path = Path(source_dir) / TRUTH_FILE
     if not path.is_file():
-        raise DataError("no truth sidecar: this graph needs a world written by `kinegraph synth quantiphy`",
-                        path=path)
+        raise DataError(
+            "no truth sidecar: this graph needs a world written by `kinegraph synth quantiphy`", path=path
+        )
     return json.loads(path.read_text())
 
 
 def _sidecar(sample: Sample) -> tuple[dict[str, Any], dict[str, Any], tuple[int, int]]:
     truth = _truth(sample.context.get("source_dir", "."))
-    return truth["videos"][sample.group], truth["rows"][str(sample.question_id)], tuple(truth["image_size_px"])
+    return (
+        truth["videos"][sample.group],
+        truth["rows"][str(sample.question_id)],
+        tuple(truth["image_size_px"]),
+    )
 
 
 def _row(sample: Sample) -> dict[str, Any]:
     """The CSV row fields the calculator reads."""
-    return {"ground_truth_prior": sample.context.get("ground_truth_prior"), "question": sample.question,
-            "fps": sample.context.get("fps"), "video_type": sample.metadata.get("video_type"),
-            "depth_info": sample.context.get("depth_info") or ""}
+    return {
+        "ground_truth_prior": sample.context.get("ground_truth_prior"),
+        "question": sample.question,
+        "fps": sample.context.get("fps"),
+        "video_type": sample.metadata.get("video_type"),
+        "depth_info": sample.context.get("depth_info") or "",
+    }
 
 
-def calculate(sample: Sample, tracks: dict[str, Any], grounding: dict[str, Any], image_size: tuple[int, int],
-              *, exact: bool) -> tuple[float, str, list[str]]:
+def calculate(
+    sample: Sample,
+    tracks: dict[str, Any],
+    grounding: dict[str, Any],
+    image_size: tuple[int, int],
+    *,
+    exact: bool,
+) -> tuple[float, str, list[str]]:
     """Run the 2D/3D calculator: (value, answer text, notes); ValueError when it cannot answer."""
     from kinegraph.benchmarks.synthetic.quantiphy_solve import DEFAULT_SCHEME, solve_row
 
@@ -69,11 +94,21 @@ def calculate(sample: Sample, tracks: dict[str, Any], grounding: dict[str, Any],
     return parse_number(answer.text()), answer.text(), list(answer.notes)
 
 
-def _finish(sample: Sample, value: float, text: str, trace: list[dict], start: float, **fields: Any) -> Prediction:
+def _finish(
+    sample: Sample, value: float, text: str, trace: list[dict], start: float, **fields: Any
+) -> Prediction:
     if math.isnan(value):
-        return prediction(sample, raw=text, status=Status.parse_failure, trace=trace,
-                          latency_s=time.perf_counter() - start, **fields)
-    return prediction(sample, raw=text, answer=value, trace=trace, latency_s=time.perf_counter() - start, **fields)
+        return prediction(
+            sample,
+            raw=text,
+            status=Status.parse_failure,
+            trace=trace,
+            latency_s=time.perf_counter() - start,
+            **fields,
+        )
+    return prediction(
+        sample, raw=text, answer=value, trace=trace, latency_s=time.perf_counter() - start, **fields
+    )
 
 
 def measure_from_sidecar(use_tracker: bool) -> Any:
@@ -88,11 +123,14 @@ def measure_from_sidecar(use_tracker: bool) -> Any:
             try:
                 video, grounding, size = _sidecar(sample)
                 if use_tracker:
-                    tracks = await asyncio.to_thread(tracked_tracks, Path(sample.media.video_path or ""), video)
+                    tracks = await asyncio.to_thread(
+                        tracked_tracks, Path(sample.media.video_path or ""), video
+                    )
                 else:
                     tracks = exact_tracks(video)
-                value, text, notes = await asyncio.to_thread(calculate, sample, tracks, grounding, size,
-                                                             exact=not use_tracker)
+                value, text, notes = await asyncio.to_thread(
+                    calculate, sample, tracks, grounding, size, exact=not use_tracker
+                )
             except (ValueError, KeyError) as exc:  # DataError is a ValueError
                 results.append(prediction(sample, status=Status.input_error, error=str(exc)))
                 continue
@@ -125,11 +163,16 @@ def grounding_prompt(sample: Sample, width: int, height: int) -> tuple[str, list
     """Ask for one box per object the calculator needs: the prior's object and the question's targets."""
     from kinegraph.tools.quantiphy_text import parse_prior, parse_question
 
-    prior, question = parse_prior(str(sample.context.get("ground_truth_prior"))), parse_question(sample.question)
-    names = [prior.subject, *question.targets]
+    prior, question = (
+        parse_prior(str(sample.context.get("ground_truth_prior"))),
+        parse_question(sample.question),
+    )
+    names = list(dict.fromkeys([prior.object, *question.objects]))  # the prior's object may be the target
     lines = "\n".join(f"{i}. {name}" for i, name in enumerate(names, 1))
-    text = (f"The image is the first frame of a video, {width}x{height} pixels. For each object below, give its "
-            "bounding box in pixels as [x1, y1, x2, y2], one per line, numbered, nothing else.\n" + lines)
+    text = (
+        f"The image is the first frame of a video, {width}x{height} pixels. For each object below, give its "
+        "bounding box in pixels as [x1, y1, x2, y2], one per line, numbered, nothing else.\n" + lines
+    )
     return text, names
 
 
@@ -138,9 +181,12 @@ def parse_boxes(text: str, n: int) -> list[tuple[float, float, float, float]] | 
     return boxes[:n] if len(boxes) >= n else None  # type: ignore[return-value]
 
 
-async def answer_with_tools(state: QuestionState, runtime: Runtime[GraphContext], fallback: bool) -> dict[str, Any]:
+async def answer_with_tools(
+    state: QuestionState, runtime: Runtime[GraphContext], fallback: bool
+) -> dict[str, Any]:
     """The VLM grounds the objects; tracker + calculator answer. With `fallback`, a failed measurement
     falls back to the official zero-shot answer (the hybrid graph)."""
+    from kinegraph.tools.quantiphy_text import parse_question
     from kinegraph.tools.tracker import track_objects
 
     sample, start = state["sample"], time.perf_counter()
@@ -151,7 +197,11 @@ async def answer_with_tools(state: QuestionState, runtime: Runtime[GraphContext]
     reason = "grounding failed"
     try:
         text, names = grounding_prompt(sample, width, height)
-        request = GenerateRequest(messages=[Message(role="user", content=[state["images"][0], TextPart(text=text)])])
+        content = [state["images"][0], TextPart(text=text)]
+        request = GenerateRequest(
+            messages=[Message(role="user", content=content)],
+            metadata={**request_metadata(sample), "step": "ground_objects"},
+        )
         response, error = await ask(runtime, request)
         if response is not None:
             usage = usage + response.usage
@@ -159,9 +209,16 @@ async def answer_with_tools(state: QuestionState, runtime: Runtime[GraphContext]
             trace.append({"node": "ground_objects", "prompt": text, "raw": response.text, "boxes": boxes})
             if boxes is not None:
                 tracks = await asyncio.to_thread(track_objects, frames, boxes)
-                grounding = {"prior_object": names[0], "target_objects": names[1:]}
+                targets = list(parse_question(sample.question).objects)
+                grounding = {"prior_object": names[0], "target_objects": targets}
                 value, answer_text, notes = await asyncio.to_thread(
-                    calculate, sample, dict(zip(names, tracks, strict=True)), grounding, (width, height), exact=False)
+                    calculate,
+                    sample,
+                    dict(zip(names, tracks, strict=True)),
+                    grounding,
+                    (width, height),
+                    exact=False,
+                )
                 trace.append({"node": "calculate", "answer": answer_text, "notes": notes})
                 if not math.isnan(value) and value > 0:
                     return {"results": [_finish(sample, value, answer_text, trace, start, usage=usage)]}
@@ -171,10 +228,20 @@ async def answer_with_tools(state: QuestionState, runtime: Runtime[GraphContext]
         reason = str(exc)
         trace.append({"node": "calculate", "error": reason})
     if not fallback:
-        return {"results": [prediction(sample, status=Status.parse_failure, error=reason, trace=trace, usage=usage,
-                                       latency_s=time.perf_counter() - start)]}
+        return {
+            "results": [
+                prediction(
+                    sample,
+                    status=Status.parse_failure,
+                    error=reason,
+                    trace=trace,
+                    usage=usage,
+                    latency_s=time.perf_counter() - start,
+                )
+            ]
+        }
     text = prompts.zero_shot_text(sample, sample.context.get("ground_truth_prior"))
-    value, raw, more, error = await ask_number(runtime, text, state["images"])
+    value, raw, more, error = await ask_number(runtime, text, state["images"], sample)
     trace.append({"node": "fallback_zero_shot", "prompt": text, "raw": raw})
     if error:
         return {"results": [prediction(sample, trace=trace, usage=usage + more, **error)]}
@@ -195,7 +262,9 @@ def _vlm_tool_graph(fallback: bool, max_frames: int | None, max_side: int | None
     graph.add_node("answer", answer)
     graph.add_node("record_group_error", record_group_error)
     graph.add_edge(START, "decode_frames")
-    graph.add_conditional_edges("decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"])
+    graph.add_conditional_edges(
+        "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
+    )
     graph.add_edge("encode_frames", "keep_frames")
     graph.add_conditional_edges("keep_frames", fan_out("answer"), ["answer"])
     graph.add_edge("answer", END)
