@@ -299,10 +299,6 @@ def serve(
             max_concurrency=concurrency,
             max_waiting=queue,
         )
-        if not settings.auth_enabled:
-            typer.echo(
-                "no API keys configured: authentication is off and only loopback may connect", err=True
-            )
         run_server(settings, host=host, port=port)
     except ValueError as exc:
         raise fail(str(exc)) from None

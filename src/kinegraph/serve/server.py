@@ -6,6 +6,7 @@ Both refuse a non-loopback host when no API keys are configured.
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -22,6 +23,8 @@ def serve(
     from kinegraph.serve.app import create_app
 
     check_bind(host, settings)
+    if not settings.auth_enabled:
+        sys.stderr.write("no API keys configured: authentication is off and only loopback may connect\n")
     uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, server_header=False)
 
 
