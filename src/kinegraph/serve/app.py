@@ -107,7 +107,7 @@ def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
             qa_request, uploads = _parse_json(await request.body()), Uploads()
-        elif content_type == "multipart/form-data":
+        elif content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
             qa_request, uploads = await _parse_multipart(request, settings)
         else:
             raise ServeError(415, "send application/json or multipart/form-data", "unsupported_media_type")
