@@ -13,7 +13,7 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.media import write_image
 from kinegraph.serve import ServeSettings, create_app
-from serve_support import AUTH, KEY, bomb_png, running
+from serve_support import AUTH, KEY, bomb_png, png_bytes, running
 
 TURN = "Is the vehicle turning left, right, or going straight?"
 GOOD = {"question": TURN, "options": ["left", "right", "straight"], "frame_paths": ["clip/frame_0.png"]}
@@ -30,6 +30,7 @@ def assert_error(response: httpx.Response, status: int, *fragments: str) -> None
     for fragment in fragments:
         assert fragment in error["message"]
     assert "Traceback" not in response.text and 'File "' not in response.text
+    assert "kinegraph-serve-" not in response.text, "no server temp paths"
 
 
 def multipart(*files):
@@ -78,6 +79,13 @@ BAD_REQUESTS = {
         ),
         415,
         "frames[0]: not a JPEG, PNG or WebP image",
+    ),
+    "truncated image upload": (
+        lambda s: httpx.post(
+            s.url + "/v1/qa", headers=AUTH, **multipart(("frames", ("a.png", png_bytes()[:60])))
+        ),
+        422,
+        "upload:frame_0000.png: missing or unreadable image",
     ),
     "non-image reference": (lambda s: post_qa(s, {**GOOD, "frame_paths": ["notes.txt"]}), 415, "not a JPEG"),
     "non-video upload": (

@@ -198,6 +198,15 @@ class QAService:
             name = None
         return frames.model_copy(update={"source": name})
 
+    def _public_text(self, text: str | None, workdir: Path) -> str | None:
+        """An error message without server paths: uploads by name, references relative to the data root."""
+        if text is None:
+            return None
+        text = text.replace(f"{workdir}/", "upload:")
+        if self.settings.data_root is not None:
+            text = text.replace(f"{self.settings.data_root.resolve()}/", "")
+        return text
+
     async def _run(
         self,
         graph: ServedGraph,
@@ -210,7 +219,8 @@ class QAService:
         if self._model_slots is None:
             self._model_slots = asyncio.Semaphore(self.settings.model_concurrency)
         with tempfile.TemporaryDirectory(prefix="kinegraph-serve-") as tmp:
-            media, context = await asyncio.to_thread(self._inputs, request, uploads, Path(tmp))
+            workdir = Path(tmp)
+            media, context = await asyncio.to_thread(self._inputs, request, uploads, workdir)
             sample = Sample(
                 id=request_id,
                 benchmark=graph.name.split(".", 1)[0],
@@ -224,23 +234,22 @@ class QAService:
             runtime = GraphContext(
                 backend=self.backend if graph.needs_model else None, limiter=self._model_slots
             )
+            failed = Prediction(sample_id=request_id, benchmark=sample.benchmark, status=Status.graph_error)
             try:
                 state = await compiled.ainvoke(
                     {"samples": [sample], "measurements": {}, "results": []}, context=runtime
                 )
             except Exception as exc:  # noqa: BLE001 - reported as a graph failure, never as a traceback
                 log.exception("graph %s raised on request %s", graph.name, request_id)
-                return Prediction(
-                    sample_id=request_id,
-                    benchmark=sample.benchmark,
-                    status=Status.graph_error,
-                    error=repr(exc),
-                )
-            frames = next((p.frames for p in state.get("results", []) if p.frames), state.get("frame_record"))
-            frames = self._public_frames(frames, Path(tmp))
-        for p in state.get("results", []):
-            if p.sample_id == request_id:
-                return p.model_copy(update={"frames": frames})
-        return Prediction(
-            sample_id=request_id, benchmark=sample.benchmark, status=Status.graph_error, error="no result"
-        )
+                return failed.model_copy(update={"error": repr(exc)})
+            results = state.get("results", [])
+            prediction = next((p for p in results if p.sample_id == request_id), None)
+            if prediction is None:
+                return failed.model_copy(update={"error": "the graph returned no result"})
+            frames = prediction.frames or state.get("frame_record")
+            return prediction.model_copy(
+                update={
+                    "frames": self._public_frames(frames, workdir),
+                    "error": self._public_text(prediction.error, workdir),
+                }
+            )
