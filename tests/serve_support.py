@@ -13,6 +13,19 @@ import numpy as np
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.serve import BackgroundServer, ServeSettings
 
+TURN = "Is the vehicle turning left, right, or going straight?"
+TURN_OPTIONS = ["left", "right", "straight"]
+
+
+def turning(yaw_rate_radps: float, speed_mps: float = 8.0) -> dict:
+    """32 poses over 3.1 s of a constant-speed arc (+yaw rate = left)."""
+    t = np.arange(32) * 0.1
+    yaw = yaw_rate_radps * t
+    x = speed_mps / yaw_rate_radps * np.sin(yaw)
+    y = speed_mps / yaw_rate_radps * (1 - np.cos(yaw))
+    return {"timestamps_s": t.tolist(), "x_m": x.tolist(), "y_m": y.tolist(), "yaw_rad": yaw.tolist()}
+
+
 KEY = "test-key-1"
 AUTH = {"authorization": f"Bearer {KEY}"}
 
