@@ -97,3 +97,11 @@ def test_sdk_errors_are_the_usual_exceptions(server, client):
         )
     with pytest.raises(openai.UnprocessableEntityError, match="need a user message"):
         client.chat.completions.create(model="egodyn.vision", messages=[{"role": "system", "content": "x"}])
+    with pytest.raises(openai.UnprocessableEntityError, match="question: String should have at most 4000"):
+        client.chat.completions.create(
+            model="egodyn.vision", messages=[{"role": "user", "content": "x" * 4001}]
+        )
+    with pytest.raises(openai.UnprocessableEntityError, match="options.0: String should have at most 200"):
+        client.chat.completions.create(
+            model="egodyn.vision", messages=[{"role": "user", "content": f"q? [{'a' * 201} / b]"}]
+        )

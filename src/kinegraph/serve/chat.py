@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.schemas import GraphOptionValue, OptionText, QARequest, QAResponse, Trajectory
@@ -128,15 +128,19 @@ def to_qa_request(chat: ChatCompletionRequest) -> QARequest:
         options = [o.strip() for o in match.group("options").split("/") if o.strip()]
     if not question:
         raise ServeError(422, "messages: the last user message has no question text")
-    return QARequest(
-        question=question[:4000],
-        options=options,
-        graph=chat.model,
-        images=images,
-        trajectory=chat.trajectory,
-        graph_options=chat.graph_options,
-        fps=chat.fps,
-    )
+    try:
+        return QARequest(
+            question=question,
+            options=options,
+            graph=chat.model,
+            images=images,
+            trajectory=chat.trajectory,
+            graph_options=chat.graph_options,
+            fps=chat.fps,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ServeError(422, f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def completion(chat: ChatCompletionRequest, qa: QAResponse) -> ChatCompletion:

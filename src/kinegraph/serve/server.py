@@ -57,7 +57,9 @@ class BackgroundServer:
 
     def __enter__(self) -> BackgroundServer:
         # Bound here, before the thread starts, so the port is known and nothing else can take it.
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it each response waits ~40 ms for a delayed ACK.
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((self.host, 0))
         self.port = self._socket.getsockname()[1]
