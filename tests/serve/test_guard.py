@@ -274,3 +274,10 @@ def test_the_guard_counts_refusals_by_reason(server):
     assert counts['kinegraph_rejected_requests_total{reason="auth"}'] >= 1
     assert counts['kinegraph_rejected_requests_total{reason="body_size"}'] >= 1
     assert json.loads(httpx.get(server.url + "/healthz").text)["status"] == "ok"
+
+
+def test_a_failing_model_is_a_502_and_the_next_request_is_answered(data_root):
+    with OpenAILoopback(responder=lambda body: "left", faults=[400]) as flaky:
+        with running(flaky, data_root=data_root) as server:
+            assert_error(post_qa(server, GOOD), 502)
+            assert post_qa(server, GOOD).json()["answer"] == "left"

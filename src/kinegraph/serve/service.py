@@ -52,7 +52,10 @@ class ServedGraph:
         self.builder = builder
         self.needs_model: bool = getattr(builder, "needs_model", True)
         self.needs_trajectory: bool = getattr(builder, "needs_trajectory", name in TRAJECTORY_GRAPHS)
-        hints = typing.get_type_hints(builder)
+        try:
+            hints = typing.get_type_hints(builder)
+        except (NameError, TypeError):  # annotations that do not resolve: options go untyped
+            hints = {}
         self.parameters = {
             p.name: (hints.get(p.name, Any), p.default)
             for p in inspect.signature(builder).parameters.values()
@@ -62,7 +65,7 @@ class ServedGraph:
     def info(self, has_model: bool) -> GraphInfo:
         doc = inspect.getdoc(self.builder) or ""
         options = [
-            GraphOption(name=n, type=_type_name(t), default=None if d is inspect.Parameter.empty else d)
+            GraphOption(name=n, type=_type_name(t), default=_json_default(d))
             for n, (t, d) in self.parameters.items()
         ]
         return GraphInfo(
@@ -91,6 +94,12 @@ class ServedGraph:
                     upper = max_frames if name in FRAME_OPTIONS else "any"
                     raise ServeError(422, f"graph_options.{name}: must be between 1 and {upper}")
         return out
+
+
+def _json_default(value: Any) -> Any:
+    if value is inspect.Parameter.empty:
+        return None
+    return value if isinstance(value, bool | int | float | str | type(None)) else repr(value)
 
 
 def _type_name(annotation: Any) -> str:
@@ -218,7 +227,7 @@ class QAService:
         compiled = self.compiled(graph, options)
         if self._model_slots is None:
             self._model_slots = asyncio.Semaphore(self.settings.model_concurrency)
-        with tempfile.TemporaryDirectory(prefix="kinegraph-serve-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True) as tmp:
             workdir = Path(tmp)
             media, context = await asyncio.to_thread(self._inputs, request, uploads, workdir)
             sample = Sample(
