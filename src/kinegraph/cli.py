@@ -362,6 +362,68 @@ def synth(
 
 
 @app.command()
+@clean_errors
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on (non-loopback needs API keys).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    model: Annotated[
+        str | None, typer.Option(envvar="KINEGRAPH_SERVE_MODEL", help="PROVIDER:MODEL behind the graphs.")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(envvar="KINEGRAPH_SERVE_BASE_URL", help="Server URL for vllm / OpenAI-compatible."),
+    ] = None,
+    graph: Annotated[
+        list[str] | None,
+        typer.Option("--graph", "-g", help="Serve only these graphs (or package.module:build)."),
+    ] = None,
+    default_graph: Annotated[
+        str, typer.Option(help="Graph used when a request names none.")
+    ] = "egodyn.vision",
+    data_root: Annotated[
+        Path | None,
+        typer.Option(envvar="KINEGRAPH_DATA_ROOT", help="Directory file references are confined to."),
+    ] = None,
+    api_keys_file: Annotated[
+        Path | None,
+        typer.Option(envvar="KINEGRAPH_API_KEYS_FILE", help="API keys, one per line (+ KINEGRAPH_API_KEYS)."),
+    ] = None,
+    cache: Annotated[str | None, typer.Option(help="Response cache (SQLite) path; default: none.")] = None,
+    max_body_mb: Annotated[float, typer.Option(help="Request body limit, MiB.")] = 32.0,
+    max_image_pixels: Annotated[int, typer.Option(help="Pixels per image or video frame.")] = 4096 * 4096,
+    max_frames: Annotated[int, typer.Option(help="Frames per request.")] = 64,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(help="Requests handled at once.")] = 16,
+    queue: Annotated[int, typer.Option(help="Requests that may wait for a slot; more get 429.")] = 32,
+) -> None:
+    """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
+    from kinegraph.serve import ServeSettings, load_api_keys
+    from kinegraph.serve import serve as run_server
+
+    try:
+        settings = ServeSettings(
+            model=model,
+            base_url=base_url,
+            cache=cache,
+            graphs=tuple(graph or ()),
+            default_graph=default_graph if not graph or default_graph in graph else graph[0],
+            api_keys=load_api_keys(api_keys_file),
+            data_root=data_root,
+            max_body_bytes=int(max_body_mb * 2**20),
+            max_image_pixels=max_image_pixels,
+            max_frames=max_frames,
+            request_timeout_s=timeout,
+            max_concurrency=concurrency,
+            max_waiting=queue,
+        )
+        run_server(settings, host=host, port=port)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+
+@app.command()
 def version() -> None:
     """Print the kinegraph version."""
     from kinegraph import __version__
