@@ -245,3 +245,8 @@ def build_tools(
     return _vlm_graph(
         num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=tool_blocks, prelude=prelude
     )
+
+
+# The serving layer asks for a trajectory with requests to these graphs (they read kinematics arrays).
+build_trajectory.needs_trajectory = True  # type: ignore[attr-defined]
+build_text_only.needs_trajectory = True  # type: ignore[attr-defined]

@@ -32,7 +32,6 @@ from kinegraph.types import FrameRecord, Prediction, Sample, Status
 log = logging.getLogger("kinegraph.serve")
 
 # Graphs that read the ego trajectory: without one they would answer from an all-zero summary.
-TRAJECTORY_GRAPHS = frozenset({"egodyn.trajectory", "egodyn.text_only"})
 COMPILED_CACHE_SIZE = 64
 FRAME_OPTIONS = ("num_frames",)
 
@@ -51,7 +50,7 @@ class ServedGraph:
         self.name = name
         self.builder = builder
         self.needs_model: bool = getattr(builder, "needs_model", True)
-        self.needs_trajectory: bool = getattr(builder, "needs_trajectory", name in TRAJECTORY_GRAPHS)
+        self.needs_trajectory: bool = getattr(builder, "needs_trajectory", False)
         try:
             hints = typing.get_type_hints(builder)
         except (NameError, TypeError):  # annotations that do not resolve: options go untyped
