@@ -9,7 +9,13 @@ import pytest
 
 from kinegraph.benchmarks.nuscenes import NuScenesTables
 from kinegraph.benchmarks.synthetic import generators
-from kinegraph.benchmarks.synthetic.nuscenes_world import generate, plan_maneuvers, plan_scenes
+from kinegraph.benchmarks.synthetic.nuscenes_world import (
+    URBAN_START_MPS,
+    generate,
+    next_maneuver,
+    plan_scenes,
+    plan_track,
+)
 from kinegraph.media import read_image
 
 
@@ -118,15 +124,32 @@ def test_reader_recovers_the_scripted_poses(tiny_nuscenes: Path) -> None:
         assert scene["description"].endswith(", ".join(m for m, _, _ in track.segments))
 
 
-def test_maneuver_plans_chain_stops_before_starts() -> None:
-    rng = np.random.default_rng(0)
-    for _ in range(200):
-        names = plan_maneuvers(rng, 6)
-        for prev, cur in zip(names, names[1:], strict=False):
+def test_planned_scenes_chain_stops_before_starts_and_keep_urban_start_speeds() -> None:
+    for k in range(12):
+        track = plan_track([k], 6)
+        names = [m for m, _, _ in track.segments]
+        assert len(names) == 6
+        for i, (prev, cur) in enumerate(zip(names, names[1:], strict=False)):
+            start_speed = float(np.interp((i + 1) * 3.0, track.timestamps_s, track.speed_mps))
             if cur in ("standing", "stop_and_go"):
                 assert prev in ("standing", "emergency_stop")
             else:
                 assert prev not in ("standing", "emergency_stop")
+                lo, hi = URBAN_START_MPS[cur]
+                fits = lo <= start_speed <= hi
+                assert fits or (cur, start_speed < 5.0) in (("accelerate", True), ("brake", False)), (
+                    cur,
+                    start_speed,
+                )
+
+
+def test_next_maneuver_speeds_up_or_slows_down_outside_every_window() -> None:
+    rng = np.random.default_rng(0)
+    assert next_maneuver(rng, "cruise", 2.0) == "accelerate"
+    assert next_maneuver(rng, "cruise", 16.0) == "brake"
+    assert next_maneuver(rng, "emergency_stop", 0.0) in ("standing", "stop_and_go")
+    fitting = {"cruise", "emergency_stop", "left_turn", "right_turn", "lane_change_left", "lane_change_right"}
+    assert {next_maneuver(rng, "cruise", 8.5) for _ in range(200)} == fitting  # not accelerate (5-8 m/s)
 
 
 def _digest(root: Path) -> dict[str, str]:
@@ -151,4 +174,4 @@ def test_bad_arguments_are_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one scene"):
         generate(tmp_path, 0, 1)
     with pytest.raises(ValueError, match="at least one segment"):
-        plan_scenes(1, 1, 0)
+        plan_track([1], 0)

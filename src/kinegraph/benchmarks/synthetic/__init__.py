@@ -9,5 +9,6 @@ generators: Registry = Registry("synthetic world")
 generators.register("nuscenes", "kinegraph.benchmarks.synthetic.nuscenes_world:generate")
 generators.register("dsi", "kinegraph.benchmarks.synthetic.dsi_world:generate")
 generators.register("autodridm", "kinegraph.benchmarks.synthetic.autodridm_world:generate")
+generators.register("egodyn", "kinegraph.benchmarks.synthetic.egodyn_world:generate")
 
 __all__ = ["generators"]

@@ -35,6 +35,17 @@ EMPTY_TABLES = ("category", "attribute", "visibility", "instance", "sample_annot
 _ENDS_STOPPED = ("standing", "emergency_stop")
 _FROM_STOP = ("standing", "stop_and_go")
 _MOVING = tuple(m for m in MANEUVERS if m not in _FROM_STOP)
+# Start-speed windows (m/s) the scripted maneuvers are drawn from when scripted alone.
+URBAN_START_MPS: dict[str, tuple[float, float]] = {
+    "cruise": (6.0, 12.0),
+    "accelerate": (5.0, 8.0),
+    "brake": (9.0, 13.0),
+    "emergency_stop": (7.0, 11.0),
+    "left_turn": (6.0, 9.0),
+    "right_turn": (6.0, 9.0),
+    "lane_change_left": (8.0, 13.0),
+    "lane_change_right": (8.0, 13.0),
+}
 
 
 @dataclass(frozen=True)
@@ -50,36 +61,53 @@ def token(*parts: object) -> str:
     return hashlib.md5("/".join(str(p) for p in parts).encode()).hexdigest()
 
 
-def plan_maneuvers(rng: np.random.Generator, n_segments: int) -> list[str]:
-    """A chain of maneuvers where each one can physically follow the previous (stops before starts)."""
-    names = [str(rng.choice(MANEUVERS))]
-    while len(names) < n_segments:
-        pool = _FROM_STOP if names[-1] in _ENDS_STOPPED else _MOVING
-        names.append(str(rng.choice(pool)))
-    return names
+def next_maneuver(rng: np.random.Generator, previous: str, speed_mps: float) -> str:
+    """A maneuver that can follow `previous` and whose usual start speed (URBAN_START_MPS) fits the
+    current speed; below every window the ego accelerates, above them it brakes."""
+    if previous in _ENDS_STOPPED:
+        return str(rng.choice(_FROM_STOP))
+    fitting = [m for m in _MOVING if URBAN_START_MPS[m][0] <= speed_mps <= URBAN_START_MPS[m][1]]
+    if fitting:
+        return str(rng.choice(fitting))
+    return "accelerate" if speed_mps < min(lo for lo, _ in URBAN_START_MPS.values()) else "brake"
+
+
+def plan_track(seed_parts: Sequence[int], n_segments: int, rate_hz: float = RATE_HZ) -> EgoTrack:
+    """A scripted track of `n_segments` maneuvers chosen one after another so that each starts at a
+    speed it is usually driven from (urban traffic: labels stay as scripted), from somewhere on a 4 km
+    map with its own heading. A draw the maneuvers cannot realise is redrawn, deterministically."""
+    if n_segments < 1:
+        raise ValueError(f"need at least one segment per scene, got {n_segments}")
+    for attempt in range(100):
+        rng = np.random.default_rng([*seed_parts, attempt])
+        start_xy = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
+        start_yaw = float(rng.uniform(-np.pi, np.pi))
+        track_seed = int(rng.integers(2**31))
+        names = [str(rng.choice(MANEUVERS))]
+        try:
+            while True:
+                track = script_scene(
+                    names, track_seed, segment_s=SEGMENT_S, rate_hz=rate_hz, start_xy_m=start_xy,
+                    start_yaw_rad=start_yaw,
+                )  # fmt: skip
+                if len(names) == n_segments:
+                    return track
+                names.append(next_maneuver(rng, names[-1], float(track.speed_mps[-1])))
+        except ValueError:
+            continue
+    raise RuntimeError(f"no realisable maneuver plan for seed {list(seed_parts)} in 100 draws")
 
 
 def plan_scenes(n_scenes: int, seed: int, segments_per_scene: int = 6) -> list[SceneSpec]:
-    """`n_scenes` scripted scenes, each starting somewhere else on the map with its own heading."""
+    """`n_scenes` scripted scenes of `segments_per_scene` maneuvers of 3 s each."""
     if n_scenes < 1:
         raise ValueError(f"need at least one scene, got n={n_scenes}")
     if segments_per_scene < 1:
         raise ValueError(f"need at least one segment per scene, got {segments_per_scene}")
-    specs = []
-    for k in range(n_scenes):
-        rng = np.random.default_rng([seed, k, 7])
-        names = plan_maneuvers(rng, segments_per_scene)
-        start_xy = (float(rng.uniform(-2000, 2000)), float(rng.uniform(-2000, 2000)))
-        track = script_scene(
-            names,
-            int(rng.integers(2**31)),
-            segment_s=SEGMENT_S,
-            rate_hz=RATE_HZ,
-            start_xy_m=start_xy,
-            start_yaw_rad=float(rng.uniform(-np.pi, np.pi)),
-        )
-        specs.append(SceneSpec(name=f"scene-{k + 1:04d}", track=track))
-    return specs
+    return [
+        SceneSpec(name=f"scene-{k + 1:04d}", track=plan_track([seed, k, 7], segments_per_scene))
+        for k in range(n_scenes)
+    ]
 
 
 def camera_rotation_wxyz() -> list[float]:
@@ -96,8 +124,10 @@ def write_nuscenes(
     width_px: int = 800,
     height_px: int = 450,
     jpeg_quality: int = 90,
+    render: bool = True,
 ) -> Path:
-    """Render and write `scenes` as a nuScenes dataroot at `out_dir`; returns `out_dir`."""
+    """Render and write `scenes` as a nuScenes dataroot at `out_dir`; returns `out_dir`.
+    `render=False` writes the tables only (pose studies; the JPEGs they name are then absent)."""
     root = Path(out_dir)
     camera = PinholeCamera.nuscenes_front(width_px, height_px)
     logfile = f"n000-2018-07-24-00-00-{seed % 60:02d}+0000"
@@ -140,7 +170,8 @@ def write_nuscenes(
                 ],
             }
         )
-        _render_scene(root, spec, k, seed, camera, rows["sample_data"], jpeg_quality)
+        if render:
+            _render_scene(root, spec, k, seed, camera, rows["sample_data"], jpeg_quality)
     table_dir = root / VERSION
     table_dir.mkdir(parents=True, exist_ok=True)
     for name in EMPTY_TABLES:
