@@ -111,8 +111,14 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
             warnings.simplefilter("ignore", RuntimeWarning)  # a group without scenarios in a resample
             per_type = np.where(sums[:, 1::2] > 0, sums[:, 0::2] / np.maximum(sums[:, 1::2], 1), np.nan)
             per_group = np.stack(
-                [np.nanmean(per_type[:, group_of == g], axis=1) if np.any(group_of == g) else
-                 np.full(len(sums), np.nan) for g in range(len(GROUPS))], axis=1)  # fmt: skip
+                [
+                    np.nanmean(per_type[:, group_of == g], axis=1)
+                    if np.any(group_of == g)
+                    else np.full(len(sums), np.nan)
+                    for g in range(len(GROUPS))
+                ],
+                axis=1,
+            )
             return np.nanmean(per_group, axis=1)
 
     groups = sorted(rows, key=lambda g: (len(g), g))
