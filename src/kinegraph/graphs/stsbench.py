@@ -50,7 +50,7 @@ ContextFn = Callable[[Sample], list[str]]
 
 
 def prompt(sample: Sample, n_images: int, context: list[str]) -> str:
-    """Frame placeholders, frame-rate sentence, context lines, question, options, the letter-only instruction."""
+    """Frame placeholders, frame-rate sentence, context lines, question, options, letter-only instruction."""
     frames = "\n".join(f"Frame-{i + 1}: {IMAGE_TOKEN}" for i in range(n_images))
     rate = f"You are provided the {n_images} sequential video frames captured at 2 frames per second."
     options = "Options:\n" + "\n".join(sample.options or [])
