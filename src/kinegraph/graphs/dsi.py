@@ -60,7 +60,8 @@ def camera_motion_block(frames: np.ndarray) -> str | None:
     direction = camera_direction(motion)
     verdict = "the camera is static" if direction == "static" else f"the camera moves {direction}"
     return (
-        "Camera self-motion measured from the video frames by a deterministic tool (median dense optical flow "
+        "Camera self-motion measured from the video frames by a deterministic tool (median dense optical "
+        "flow "
         f"of the whole image): horizontal shift {motion.shift_x_px:+.2f} px/frame (negative: the scene "
         f"slides left), expansion {motion.expansion_px:+.3f} px/frame (positive: the scene grows), so "
         f"{verdict}. Motion of an object relative to the scene is its own motion minus this."
