@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.benchmarks.hf_tables import config_files, read_config
-from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.nuscenes import CameraFrame, NuScenesTables
 from kinegraph.errors import DataError
 from kinegraph.evaluators.tad import LOCALIZATION_TASKS, SEGMENT_TASKS, TASKS, is_ego_question
 from kinegraph.types import Media, Sample
@@ -81,11 +81,27 @@ def _answer_field(answer: Any) -> str | list[str]:
     return [str(a) for a in answer] if isinstance(answer, list) else str(answer)
 
 
-def _media(tokens: Sequence[str], tables: NuScenesTables | None) -> Media:
+def _keyframes(tokens: Sequence[str], tables: NuScenesTables | None) -> list[CameraFrame]:
     """CAM_FRONT keyframes of the sample tokens (upstream: `sample['data']['CAM_FRONT']`)."""
-    if tables is None or not tokens:
+    if tables is None:
+        return []
+    return [tables.camera_frame(tables.keyframe_token(t, "CAM_FRONT")) for t in tokens]
+
+
+def _ego_poses(keyframes: Sequence[CameraFrame]) -> dict[str, list] | None:
+    """The keyframes' CAM_FRONT ego poses, the input of TCogMap and of the +EP prompts."""
+    if not keyframes:
+        return None
+    return {
+        "timestamp_us": [k.ego_pose.timestamp_us for k in keyframes],
+        "translation_m": [list(k.ego_pose.translation_m) for k in keyframes],
+        "rotation_wxyz": [list(k.ego_pose.rotation_wxyz) for k in keyframes],
+    }
+
+
+def _media(keyframes: Sequence[CameraFrame], tables: NuScenesTables | None) -> Media:
+    if tables is None or not keyframes:
         return Media()
-    keyframes = [tables.camera_frame(tables.keyframe_token(t, "CAM_FRONT")) for t in tokens]
     t0 = keyframes[0].timestamp_us
     return Media(
         kind="frames",
@@ -108,6 +124,7 @@ def build_sample(
     else:
         tokens = scene_frames_from_segments(scene)
     options = row.get("options")
+    keyframes = _keyframes(tokens, tables)
     return Sample(
         id=f"{BENCHMARK}/{task}/{row['idx']}",
         benchmark=BENCHMARK,
@@ -116,7 +133,7 @@ def build_sample(
         question=row["question"],
         options=list(options) if options else None,
         answer=_answer_field(row["answer"]),
-        media=_media(tokens, tables),
+        media=_media(keyframes, tables),
         context={
             "scene_token": scene_token,
             "sample_token": row.get("sample_token"),
@@ -124,6 +141,7 @@ def build_sample(
             "keysegments": scene.get("keysegments"),
             "keyframes_token_formatted": scene.get("keyframes_token_formatted"),
             "keyframes_index_formatted": scene.get("keyframes_index_formatted"),
+            "ego_poses": _ego_poses(keyframes),
         },
         metadata={
             "task": task,

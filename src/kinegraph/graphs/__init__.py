@@ -29,6 +29,18 @@ for _name, _target in {
     "quantiphy.tracker": "kinegraph.graphs.quantiphy_tools:build_tracker",
     "quantiphy.tools": "kinegraph.graphs.quantiphy_tools:build_tools",
     "quantiphy.hybrid": "kinegraph.graphs.quantiphy_tools:build_hybrid",
+    "tad.baseline": "kinegraph.graphs.tad:build_baseline",
+    "tad.blind": "kinegraph.graphs.tad:build_blind",
+    "tad.ego_pose": "kinegraph.graphs.tad:build_ego_pose",
+    "tad.tcogmap": "kinegraph.graphs.tad:build_tcogmap",
+    "tad.tcogmap_only": "kinegraph.graphs.tad:build_tcogmap_only",
+    "tad.scene_cot": "kinegraph.graphs.tad:build_scene_cot",
+    "stsbench.baseline": "kinegraph.graphs.stsbench:build_baseline",
+    "stsbench.tcogmap": "kinegraph.graphs.stsbench:build_tcogmap",
+    "dsi.baseline": "kinegraph.graphs.dsi:build_baseline",
+    "dsi.tools": "kinegraph.graphs.dsi:build_tools",
+    "autodridm.baseline": "kinegraph.graphs.autodridm:build_baseline",
+    "autodridm.tools": "kinegraph.graphs.autodridm:build_tools",
 }.items():
     graphs.register(_name, _target)
 
