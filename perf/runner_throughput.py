@@ -3,7 +3,7 @@
 Prints wall time as a multiple of the ideal N * latency / K, and frame decodes per clip (target 1).
 The model server runs in its own process (as a real server would), so the two do not share one GIL.
 
-    python perf/runner_throughput.py [--clips 1000] [--concurrency 64] [--latency 0.05] [--graph egodyn.vision]
+    python perf/runner_throughput.py [--clips 1000] [--concurrency 64] [--latency 0.05] [--graph G]
 """
 
 from __future__ import annotations
@@ -97,12 +97,14 @@ def main() -> None:
     n = summary.n_predictions
     ideal = n * args.latency / args.concurrency
     print(
-        f"{n} questions, graph {args.graph}, concurrency {args.concurrency}, model latency {args.latency * 1000:.0f} ms"
+        f"{n} questions, graph {args.graph}, concurrency {args.concurrency}, "
+        f"model latency {args.latency * 1000:.0f} ms"
     )
     print(f"  statuses {summary.status_counts}")
     print(f"  wall {wall:.2f} s, ideal {ideal:.2f} s -> {wall / ideal:.2f}x ideal (target <= 1.2)")
     print(
-        f"  throughput {n / wall:,.0f} questions/s; decodes per clip {summary.decodes / max(1, summary.groups):.2f}"
+        f"  throughput {n / wall:,.0f} questions/s; "
+        f"decodes per clip {summary.decodes / max(1, summary.groups):.2f}"
     )
 
 
