@@ -87,6 +87,7 @@ def main() -> None:
                 out_dir=str(Path(tmp) / "run"),
                 concurrency=args.concurrency,
                 use_cache=False,
+                options={"grouped": True} if args.grouped else {},
             )
             start = time.perf_counter()
             summary = run(config, show_progress=False)
@@ -95,9 +96,10 @@ def main() -> None:
             server.stdin.close()
             server.wait(timeout=30)
     n = summary.n_predictions
-    ideal = n * args.latency / args.concurrency
+    requests = args.clips if args.grouped else n
+    ideal = requests * args.latency / args.concurrency
     print(
-        f"{n} questions, graph {args.graph}, concurrency {args.concurrency}, "
+        f"{n} questions in {requests} requests, graph {args.graph}, concurrency {args.concurrency}, "
         f"model latency {args.latency * 1000:.0f} ms"
     )
     print(f"  statuses {summary.status_counts}")
