@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--graph", default="egodyn.vision")
+    parser.add_argument("--grouped", action="store_true", help="One request per clip.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
