@@ -104,7 +104,11 @@ def main() -> None:
         f"model latency {args.latency * 1000:.0f} ms"
     )
     print(f"  statuses {summary.status_counts}")
-    print(f"  wall {wall:.2f} s, ideal {ideal:.2f} s -> {wall / ideal:.2f}x ideal (target <= 1.2)")
+    question_ideal = n * args.latency / args.concurrency
+    print(
+        f"  wall {wall:.2f} s = {wall / question_ideal:.2f}x the ideal N*latency/K = {question_ideal:.2f} s "
+        f"(target <= 1.2); {wall / ideal:.2f}x the ideal for its {requests} requests"
+    )
     print(
         f"  throughput {n / wall:,.0f} questions/s; "
         f"decodes per clip {summary.decodes / max(1, summary.groups):.2f}"
