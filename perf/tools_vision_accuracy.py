@@ -1,10 +1,13 @@
 """EgoDyn vision probes (VO, flow heuristic, torch Horn-Schunck flow) scored with the EgoDyn scorer on a
 synthetic EgoDyn world (`kinegraph synth egodyn` layout), on the 6 geometrically answerable questions.
 
+With --calib-n (or --calib-data), each probe's thresholds are also recalibrated on a separate
+calibration world (another seed) with `kinegraph.tools.probe_calibration` and scored on the test world.
 Frames as upstream feeds its baselines: 10 evenly spaced frames per clip, at the native sizes of the
 real data (nuScenes 1600x900 JPEG sweeps, CARLA-style 1280x720 mp4), since the paper's thresholds are
 in pixels. Per-pair signals are cached in --out so that re-scoring is instant.
-Usage: python perf/tools_vision_accuracy.py [--data DIR | --n 100 --seed 0] [--out DIR] [--device auto]
+Usage: python perf/tools_vision_accuracy.py [--data DIR | --n 100 --seed 0] [--calib-n 50 --calib-seed 1]
+       [--out DIR] [--device auto]
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ import torch
 
 from kinegraph.evaluators.egodyn import score
 from kinegraph.media import load_frames
-from kinegraph.tools.flow import FlowSignals, flow_answers, flow_signals
+from kinegraph.tools.flow import FlowSignals, FlowThresholds, flow_answers, flow_signals
 from kinegraph.tools.gpu_flow import gpu_flow_signals, resolve_device
 from kinegraph.tools.motion_signals import PROBE_QUESTIONS
-from kinegraph.tools.vo import VOSignals, vo_answers, vo_signals
+from kinegraph.tools.probe_calibration import FLOW_GROUPS, VO_GROUPS, Calibration, calibrate_thresholds
+from kinegraph.tools.vo import VOSignals, VOThresholds, vo_answers, vo_signals
 from kinegraph.types import Media
 
 N_FRAMES = 10
@@ -79,23 +83,41 @@ def compute_signals(clips: list[tuple[str, Media]], device: str) -> dict[str, An
     return out
 
 
-def answers_for(baseline: str, signals: dict[str, Any], **thresholds: Any) -> dict[str, str]:
-    """The six answers of one baseline from cached signals."""
+def typed_signals(baseline: str, signals: dict[str, Any]) -> VOSignals | FlowSignals:
+    """One clip's cached signals of one baseline as the probe's signal tuple."""
     if baseline == "vo":
         s = signals["vo"]
-        vo = VOSignals(np.array(s["yaw_deg"]), np.array(s["disp_px"]), tuple(s["method"]))
-        return vo_answers(vo, thresholds.get("vo"))
-    fl = FlowSignals(**{k: np.array(v) for k, v in signals[baseline].items()})
-    return flow_answers(fl, thresholds.get("flow"))
+        return VOSignals(np.array(s["yaw_deg"]), np.array(s["disp_px"]), tuple(s["method"]))
+    return FlowSignals(**{k: np.array(v) for k, v in signals[baseline].items()})
+
+
+def answers_for(baseline: str, signals: dict[str, Any], thresholds: Any = None) -> dict[str, str]:
+    """The six answers of one baseline from cached signals."""
+    typed = typed_signals(baseline, signals)
+    if isinstance(typed, VOSignals):
+        return vo_answers(typed, thresholds)
+    return flow_answers(typed, thresholds)
+
+
+def calibrate(
+    baseline: str, signals: dict[str, Any], qa: dict[str, list[dict[str, Any]]], criterion: str
+) -> Calibration:
+    """Recalibrate one baseline's thresholds on a calibration world's signals and oracle answers."""
+    clip_ids = sorted(signals)
+    typed = [typed_signals(baseline, signals[c]) for c in clip_ids]
+    oracle = [{row["question_id"]: row["answer"] for row in qa[c]} for c in clip_ids]
+    if baseline == "vo":
+        return calibrate_thresholds(typed, oracle, vo_answers, VOThresholds(), VO_GROUPS, criterion)
+    return calibrate_thresholds(typed, oracle, flow_answers, FlowThresholds(), FLOW_GROUPS, criterion)
 
 
 def prediction_records(
-    baseline: str, signals: dict[str, Any], qa: dict[str, list[dict[str, Any]]], **thresholds: Any
+    baseline: str, signals: dict[str, Any], qa: dict[str, list[dict[str, Any]]], thresholds: Any = None
 ) -> list[dict[str, Any]]:
     """Upstream prediction records {qa_id, clip_id, question_id, category, oracle_label, model_answer}."""
     records = []
     for clip_id, clip_signals in signals.items():
-        answers = answers_for(baseline, clip_signals, **thresholds)
+        answers = answers_for(baseline, clip_signals, thresholds)
         for row in qa[clip_id]:
             records.append(
                 {
@@ -174,12 +196,19 @@ def ensure_world(data: Path | None, out: Path, n: int, seed: int, name: str) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, help="an existing `kinegraph synth egodyn` output")
+    parser.add_argument("--data", type=Path, help="an existing `kinegraph synth egodyn` output (test world)")
     parser.add_argument("--n", type=int, default=100, help="clips per source when rendering (2n in all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--calib-data", type=Path, help="an existing `synth egodyn` output (calibration world)"
+    )
+    parser.add_argument("--calib-n", type=int, default=0, help="clips per source of the calibration world")
+    parser.add_argument("--calib-seed", type=int, default=1)
     parser.add_argument("--out", type=Path, help="cache/output dir (default: a temporary one)")
     parser.add_argument("--device", default="auto", help="device of the torch flow probe")
     args = parser.parse_args()
+    if args.calib_seed == args.seed and args.calib_data is None and args.calib_n:
+        parser.error("the calibration world needs its own seed")
     # one torch thread: on a shared CPU, OpenMP barriers of many small tensor ops stall under load
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,9 +219,30 @@ def main() -> None:
         signals, qa = world_signals(root, out, "test", args.device)
         results = {b: score(prediction_records(b, signals, qa)) for b in BASELINES}
         (out / "metrics_default.json").write_text(json.dumps(results, indent=1))
-        print(f"\n{len(signals)} clips, paper's default thresholds\n")
+        print(f"\n{len(signals)} test clips (seed {args.seed}), paper's default thresholds\n")
         print(metrics_table(results))
         print("\n" + label_balance(qa))
+        if args.calib_data is None and not args.calib_n:
+            return
+        calib_root = ensure_world(args.calib_data, out, args.calib_n, args.calib_seed, "calib")
+        calib_signals, calib_qa = world_signals(calib_root, out, "calib", args.device)
+        for criterion in ("frequency", "balanced_accuracy"):
+            calibrated, tuned = {}, {}
+            for b in BASELINES:
+                calibration = calibrate(b, calib_signals, calib_qa, criterion)
+                tuned[b] = {"thresholds": vars(calibration.thresholds), "alphas": calibration.alphas}
+                calibrated[f"{b} (recalibrated)"] = score(
+                    prediction_records(b, signals, qa, calibration.thresholds)
+                )
+            (out / f"metrics_calibrated_{criterion}.json").write_text(json.dumps(calibrated, indent=1))
+            print(f"\nrecalibrated on {len(calib_signals)} calibration clips, criterion '{criterion}'\n")
+            print(metrics_table(calibrated))
+            for b, t in tuned.items():
+                alphas = ", ".join(f"{q} {a:.3g}" for q, a in t["alphas"].items())
+                print(
+                    f"\n{b} alphas: {alphas}\n{b} thresholds: "
+                    + json.dumps({k: round(v, 4) for k, v in t["thresholds"].items()})
+                )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,8 @@ def main() -> None:
     parser.add_argument("--gpu-clips", type=int, default=64, help="clips in the CUDA throughput run")
     args = parser.parse_args()
     threads = f"OpenCV threads: {cv2.getNumThreads()}, torch threads: {torch.get_num_threads()}"
-    print(f"CPU cores visible: {os.cpu_count()}, {threads}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"CPU cores visible: {os.cpu_count()}, {threads}, 1-min load average: {load:.1f}")
     clips = render_clips(args.clips, 1600, 900)
     print("\n| probe | ms per 10-frame clip at 1600x900 (median) | min |")
     print("|---|---|---|")
@@ -85,10 +86,16 @@ def main() -> None:
         print(f"| {name} | {median_ms:.0f} | {min_ms:.0f} |")
     print("\n| gpu_flow (Horn-Schunck, 320 px wide) | frame pairs/s |")
     print("|---|---|")
-    print(f"| cpu, {torch.get_num_threads()} threads | {pairs_per_second(clips, 'cpu'):.1f} |")
+    default_threads = torch.get_num_threads()
+    for threads in sorted({1, default_threads}):
+        torch.set_num_threads(threads)
+        print(f"| cpu, {threads} torch thread(s), frames 1600x900 | {pairs_per_second(clips, 'cpu'):.1f} |")
+    torch.set_num_threads(default_threads)
     if torch.cuda.is_available():
         gpu_clips = (clips * (args.gpu_clips // len(clips) + 1))[: args.gpu_clips]
-        print(f"| cuda ({torch.cuda.get_device_name()}) | {pairs_per_second(gpu_clips, 'cuda'):.1f} |")
+        name = torch.cuda.get_device_name()
+        rate = pairs_per_second(gpu_clips, "cuda")
+        print(f"| cuda ({name}), {len(gpu_clips)} clips, frames 1600x900 | {rate:.1f} |")
     else:
         print("| cuda | no CUDA device here |")
 
