@@ -169,7 +169,9 @@ def qa_rows(
     return rows
 
 
-def write_qa(records: list[dict[str, Any]], clips_dir: str | Path, bank=None) -> list[dict[str, Any]]:
+def write_qa(
+    records: list[dict[str, Any]], clips_dir: str | Path, bank: Mapping[str, EgoDynQuestion] | None = None
+) -> list[dict[str, Any]]:
     """Write `qa.jsonl` next to the clip index; returns the rows."""
     rows = qa_rows(records, clips_dir, bank)
     write_jsonl(Path(clips_dir) / "qa.jsonl", rows)

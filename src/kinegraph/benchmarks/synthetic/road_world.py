@@ -128,7 +128,9 @@ def ego_lane_offset_m(
     return offset
 
 
-def road_reference_line(xy_m: np.ndarray, yaw0_rad: float, step_m: float = 0.5) -> tuple:
+def road_reference_line(
+    xy_m: np.ndarray, yaw0_rad: float, step_m: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
     """The road's reference line through `xy_m` (T, 2): resampled every `step_m` of arc length,
     lightly smoothed, extended 150 m at both ends. Returns points (K, 2) and unit left normals (K, 2)."""
     seg = np.linalg.norm(np.diff(xy_m, axis=0), axis=1)
