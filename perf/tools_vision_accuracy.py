@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS as PROBE_QUESTIONS
 from kinegraph.evaluators.egodyn import score
 from kinegraph.media import load_frames
 from kinegraph.tools.flow import FlowSignals, FlowThresholds, flow_answers, flow_signals
 from kinegraph.tools.gpu_flow import gpu_flow_signals, resolve_device
-from kinegraph.tools.motion_signals import PROBE_QUESTIONS
 from kinegraph.tools.probe_calibration import FLOW_GROUPS, VO_GROUPS, Calibration, calibrate_thresholds
 from kinegraph.tools.vo import VOSignals, VOThresholds, vo_answers, vo_signals
 from kinegraph.types import Media
