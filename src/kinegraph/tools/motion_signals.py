@@ -7,16 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: The six questions a vision-only probe can answer (EgoDyn's "functional subset").
-PROBE_QUESTIONS: tuple[str, ...] = (
-    "yaw_rate_turn_direction",
-    "speed_trend",
-    "significant_heading_change",
-    "high_lateral_accel",
-    "brake_then_turn",
-    "stop_and_go",
-)
-
 #: Upstream answers "no" to stop_and_go and brake_then_turn when a clip gives fewer frame pairs than this.
 MIN_PAIRS_FOR_EVENTS = 3
 
