@@ -1,0 +1,133 @@
+"""The Ray side of a distributed run: a worker that runs clip-aligned shards through the run's graph.
+
+One `ShardWorker` per Ray actor. It builds the compiled graph and the backend once (a local
+`transformers` model is loaded once per worker, not per sample) and answers `run_shard(samples)` with
+the shard's predictions, produced by the same `_run_group` the single-process runner uses.
+
+Response cache: every worker starts from a snapshot of the driver's cache (this model's rows) held in
+memory, and returns the responses it added with each shard; the driver merges them into its SQLite
+file. SQLite never has to work over a network filesystem, and the driver stays the only writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kinegraph.agents.protocol import GenerateResponse
+from kinegraph.graphs.state import GraphContext
+from kinegraph.runner import _run_group, build_graph, group_samples
+from kinegraph.types import Prediction, RunConfig, Sample
+
+#: A cache row as it travels between workers and the driver: (key, provider, model, response JSON).
+CacheRow = tuple[str, str, str, str]
+
+
+class SnapshotCache:
+    """An in-memory response cache seeded with the driver's rows; remembers what it adds until drained.
+
+    Duck-types the `ResponseCache` interface `ManagedBackend` uses (`get`, `put`, `path`).
+    """
+
+    def __init__(self, rows: dict[str, str]) -> None:
+        self.path = Path("<driver cache snapshot>")
+        self._rows = dict(rows)
+        self._added: list[CacheRow] = []
+
+    def get(self, key: str) -> GenerateResponse | None:
+        raw = self._rows.get(key)
+        return None if raw is None else GenerateResponse.model_validate_json(raw)
+
+    def put(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
+        raw = response.model_dump_json()
+        self._rows[key] = raw
+        self._added.append((key, provider, model, raw))
+
+    def drain(self) -> list[CacheRow]:
+        """The rows added since the last drain (they go back to the driver with a shard's predictions)."""
+        added, self._added = self._added, []
+        return added
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+@dataclass
+class ShardResult:
+    """What one shard sends back: its predictions, new cache rows and counters."""
+
+    predictions: list[Prediction]
+    cache_rows: list[CacheRow] = field(default_factory=list)
+    groups: int = 0
+    decodes: int = 0
+    compute_s: float = 0.0
+
+
+def per_worker_concurrency(concurrency: int, workers: int) -> int:
+    """Each worker's share of the run-wide limit on model calls, so the cluster total stays `concurrency`."""
+    return max(1, math.ceil(max(1, concurrency) / max(1, workers)))
+
+
+class ShardWorker:
+    """Builds the graph and backend once; runs shards of whole groups (clips) on request."""
+
+    def __init__(self, config: RunConfig, cache_rows: dict[str, str], concurrency: int) -> None:
+        self.config = config
+        self.graph, needs_model = build_graph(config)
+        self.cache: SnapshotCache | None = None
+        backend = None
+        if needs_model:
+            from kinegraph.agents import get_backend
+
+            if config.model is None:
+                raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
+            backend = get_backend(config.model, base_url=config.base_url, cache=False)
+            if config.use_cache and getattr(backend.inner, "cacheable", True):
+                self.cache = SnapshotCache(cache_rows)
+                backend.cache = self.cache  # type: ignore[assignment]
+        self.concurrency = concurrency
+        self.backend = backend
+        self._limiter: asyncio.Semaphore | None = None
+        self._groups: asyncio.Semaphore | None = None
+
+    def ready(self) -> bool:
+        """Returns once the graph (and any local model) is loaded; the driver waits on it."""
+        return True
+
+    async def run_shard(self, samples: list[Sample]) -> ShardResult:
+        """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
+        if self._limiter is None or self._groups is None:  # created in the actor's own event loop
+            self._limiter = asyncio.Semaphore(self.concurrency)
+            self._groups = asyncio.Semaphore(self.concurrency)
+        groups_sem = self._groups
+        context = GraphContext(backend=self.backend, limiter=self._limiter)
+        start = time.perf_counter()
+
+        async def one(group: list[Sample]) -> list[Prediction]:
+            async with groups_sem:
+                return await _run_group(self.graph, group, context, self.config)
+
+        groups = group_samples(samples)
+        results = await asyncio.gather(*(one(g) for g in groups))
+        return ShardResult(
+            predictions=[p for group in results for p in group],
+            cache_rows=self.cache.drain() if self.cache is not None else [],
+            groups=len(groups),
+            decodes=context.stats.decodes,
+            compute_s=time.perf_counter() - start,
+        )
+
+    def ping(self) -> float:
+        """A no-op round trip, for measuring Ray's per-call overhead."""
+        return time.perf_counter()
+
+
+def actor_class(options: dict[str, Any]) -> Any:
+    """`ShardWorker` as a Ray actor class with the given resources (imports Ray lazily)."""
+    import ray
+
+    return ray.remote(ShardWorker).options(**options)
