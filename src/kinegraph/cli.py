@@ -175,7 +175,7 @@ def ray_options(
 
     from pydantic import ValidationError
 
-    from kinegraph.distributed import RayOptions
+    from kinegraph.ray_runner import RayOptions
 
     try:
         env = json.loads(runtime_env) if runtime_env else None
@@ -263,7 +263,7 @@ def run(
         if ray is None:
             summary = run_graph(config, show_progress=progress)
         else:
-            from kinegraph.distributed import run_on_ray
+            from kinegraph.ray_runner import run_on_ray
 
             options = ray_options(ray, ray_workers, ray_shard_groups, ray_cpus, ray_gpus, ray_runtime_env)
             summary = run_on_ray(config, options, show_progress=progress)

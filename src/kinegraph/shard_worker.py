@@ -67,49 +67,77 @@ class ShardResult:
     compute_s: float = 0.0
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    """What a worker needs to run a run's shards. `cache_rows` holds one Ray reference to the driver's
+    snapshot (in a list, so Ray passes the reference instead of the rows with every shard)."""
+
+    run_id: str
+    config: RunConfig
+    concurrency: int
+    cache_rows: list[Any] = field(default_factory=list)
+
+    def graph_key(self) -> str:
+        """What the compiled graph and backend depend on: unchanged, a worker keeps its loaded model."""
+        keep = {"graph", "model", "base_url", "options", "use_cache"}
+        return self.config.model_dump_json(include=keep)
+
+
 def per_worker_concurrency(concurrency: int, workers: int) -> int:
     """Each worker's share of the run-wide limit on model calls, so the cluster total stays `concurrency`."""
     return max(1, math.ceil(max(1, concurrency) / max(1, workers)))
 
 
 class ShardWorker:
-    """Builds the graph and backend once; runs shards of whole groups (clips) on request."""
+    """A Ray actor that runs shards of whole groups (clips). It builds the graph and backend when a run's
+    first shard arrives and keeps them while later runs use the same graph, model and options, so a
+    local model is loaded once per worker, and a sweep reuses its workers."""
 
-    def __init__(self, config: RunConfig, cache_rows: dict[str, str], concurrency: int) -> None:
-        self.config = config
-        self.graph, needs_model = build_graph(config)
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+        self.graph_key: str | None = None
+        self.setup: RunSetup | None = None
+        self.graph: Any = None
+        self.backend: Any = None
         self.cache: SnapshotCache | None = None
-        backend = None
-        if needs_model:
-            from kinegraph.agents import get_backend
+        self._lock: asyncio.Lock | None = None
+        self._limiter = asyncio.Semaphore(1)
+        self._groups = asyncio.Semaphore(1)
 
-            if config.model is None:
-                raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-            backend = get_backend(config.model, base_url=config.base_url, cache=False)
-            if config.use_cache and getattr(backend.inner, "cacheable", True):
-                self.cache = SnapshotCache(cache_rows)
-                backend.cache = self.cache  # type: ignore[assignment]
-        self.concurrency = concurrency
-        self.backend = backend
-        self._limiter: asyncio.Semaphore | None = None
-        self._groups: asyncio.Semaphore | None = None
+    async def _prepare(self, setup: RunSetup) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if setup.run_id == self.run_id:
+                return
+            if setup.graph_key() != self.graph_key:
+                self.graph = self.backend = None  # release the previous model before loading the next
+                self.graph, self.backend = build_graph_and_backend(setup.config)
+                self.graph_key = setup.graph_key()
+            self.cache = None
+            if (
+                self.backend is not None
+                and setup.config.use_cache
+                and getattr(self.backend.inner, "cacheable", True)
+            ):
+                rows = await setup.cache_rows[0] if setup.cache_rows else {}
+                self.cache = SnapshotCache(rows)
+            if self.backend is not None:
+                self.backend.cache = self.cache
+            self._limiter = asyncio.Semaphore(setup.concurrency)
+            self._groups = asyncio.Semaphore(setup.concurrency)
+            self.setup, self.run_id = setup, setup.run_id
 
-    def ready(self) -> bool:
-        """Returns once the graph (and any local model) is loaded; the driver waits on it."""
-        return True
-
-    async def run_shard(self, samples: list[Sample]) -> ShardResult:
+    async def run_shard(self, setup: RunSetup, samples: list[Sample]) -> ShardResult:
         """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
-        if self._limiter is None or self._groups is None:  # created in the actor's own event loop
-            self._limiter = asyncio.Semaphore(self.concurrency)
-            self._groups = asyncio.Semaphore(self.concurrency)
-        groups_sem = self._groups
+        await self._prepare(setup)
+        groups_sem, config = self._groups, setup.config
         context = GraphContext(backend=self.backend, limiter=self._limiter)
         start = time.perf_counter()
 
         async def one(group: list[Sample]) -> list[Prediction]:
             async with groups_sem:
-                return await _run_group(self.graph, group, context, self.config)
+                return await _run_group(self.graph, group, context, config)
 
         groups = group_samples(samples)
         results = await asyncio.gather(*(one(g) for g in groups))
@@ -124,6 +152,18 @@ class ShardWorker:
     def ping(self) -> float:
         """A no-op round trip, for measuring Ray's per-call overhead."""
         return time.perf_counter()
+
+
+def build_graph_and_backend(config: RunConfig) -> tuple[Any, Any]:
+    """The compiled graph and, for graphs that need one, an uncached backend (workers cache in memory)."""
+    graph, needs_model = build_graph(config)
+    if not needs_model:
+        return graph, None
+    from kinegraph.agents import get_backend
+
+    if config.model is None:
+        raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
+    return graph, get_backend(config.model, base_url=config.base_url, cache=False)
 
 
 def actor_class(options: dict[str, Any]) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import time
+import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.progress import RunProgress
 from kinegraph.rundir import PREDICTIONS, PredictionLog
 from kinegraph.runner import RunSummary, _finish, group_samples, load_samples, start_run
-from kinegraph.shard_worker import ShardResult, actor_class, per_worker_concurrency
+from kinegraph.shard_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
 from kinegraph.types import RunConfig, Sample
 
 INSTALL_HINT = "Ray is not installed: pip install 'kinegraph[ray]' (or pip install ray)"
@@ -74,6 +75,7 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
     try:
         yield ray
     finally:
+        release_workers()
         ray.shutdown()
 
 
@@ -175,6 +177,41 @@ def run_on_ray(
     return summary
 
 
+#: The workers of this process's Ray session, kept between runs (a sweep starts its workers once).
+_pool: dict[str, Any] = {"key": None, "workers": []}
+
+
+def acquire_workers(ray: Any, resources: dict[str, float], n: int) -> list[Any]:
+    """`n` workers with `resources`, reusing those of an earlier run of this session when they match."""
+    context = ray.get_runtime_context()
+    key = (context.get_node_id(), context.get_job_id(), tuple(sorted(resources.items())))
+    if _pool["key"] != key:
+        release_workers()
+        _pool["key"] = key
+    workers: list[Any] = _pool["workers"]
+    for extra in workers[n:]:
+        ray.kill(extra)
+    del workers[n:]
+    # a worker lost with its node is restarted and its shard rerun; the driver drops duplicate samples
+    actor = actor_class({**resources, "max_restarts": 2, "max_task_retries": 2})
+    workers += [actor.remote() for _ in range(n - len(workers))]
+    return list(workers)
+
+
+def release_workers() -> None:
+    """Stop the kept workers (their CPUs and GPUs go back to the cluster)."""
+    workers, _pool["workers"], _pool["key"] = _pool["workers"], [], None
+    if not workers:
+        return
+    import ray
+
+    for w in workers:
+        try:
+            ray.kill(w)
+        except Exception:  # noqa: BLE001 - the session they lived in may be gone already
+            continue
+
+
 def _drive(
     ray: Any,
     config: RunConfig,
@@ -196,16 +233,14 @@ def _drive(
     concurrency = per_worker_concurrency(config.concurrency, n_workers) if needs_model else 1
     cache, rows = cache_snapshot(config) if needs_model else (None, {})
     run_info["ray"].update(workers=n_workers, resources=resources, per_worker_concurrency=concurrency)
-    # a worker lost with its node is restarted and its shard rerun; the driver drops duplicate samples
-    actor = actor_class({**resources, "max_restarts": 2, "max_task_retries": 2})
-    rows_ref = ray.put(rows)
-    workers = [actor.remote(config, rows_ref, concurrency) for _ in range(n_workers)]
+    setup = RunSetup(uuid.uuid4().hex, config, concurrency, [ray.put(rows)])
+    workers = acquire_workers(ray, resources, n_workers)
     queue, in_flight = deque(shards), {}
-    n_new, cost, status = 0, 0.0, "completed"
+    n_new, cost, status, finished = 0, 0.0, "completed", False
 
     def submit(worker: int) -> None:
         if queue and status == "completed":
-            in_flight[workers[worker].run_shard.remote(queue.popleft())] = worker
+            in_flight[workers[worker].run_shard.remote(setup, queue.popleft())] = worker
 
     try:
         for w in range(n_workers):
@@ -226,7 +261,8 @@ def _drive(
             if config.max_cost_usd is not None and cost >= config.max_cost_usd:
                 status = "budget_exceeded"
             submit(worker)
+        finished = True
     finally:
-        for w in workers:
-            ray.kill(w)
+        if not finished:  # interrupted or failed: what the workers still run is abandoned
+            release_workers()
     return n_new, status
