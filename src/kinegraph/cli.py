@@ -288,6 +288,47 @@ def run(
 
 @app.command()
 @clean_errors
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: benchmarks x graphs x models x options.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sweep directory (rerun the same to resume).")],
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
+        ),
+    ] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples in the reports.")] = 2000,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar per run.")] = True,
+) -> None:
+    """Run every combination of a sweep file, one run directory each, then one comparison report."""
+    from kinegraph.sweep_runner import run_sweep, summary_json
+
+    def announce(plan: Any) -> None:
+        typer.echo(f"== {plan.benchmark}/{plan.name}", err=True)
+
+    try:
+        result = run_sweep(
+            sweep_file,
+            out,
+            ray_address=None if ray in (None, "local") else ray,
+            use_ray=ray is not None,
+            show_progress=progress,
+            n_boot=n_boot,
+            on_run=announce,
+        )
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(summary_json(result))
+    if result.failed:
+        raise fail(f"{len(result.failed)} run(s) failed; see {out / 'sweep.json'}", code=1)
+
+
+@app.command()
+@clean_errors
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories; the first is the baseline.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="report.html (or .md).")] = None,
