@@ -156,6 +156,32 @@ def test_rerun_schedules_only_missing_samples(ray_address, world, tmp_path):
     assert json.loads((tmp_path / "run" / "run.json").read_text())["sessions"] == 3
 
 
+def test_sweep_on_ray_same_metrics_as_local_sweep(ray_address, world, tmp_path):
+    from kinegraph.sweep_runner import run_sweep
+
+    _, graph_spec = ray_address
+    with OpenAILoopback(responder=text_reader) as server:
+        path = tmp_path / "sweep.yaml"
+        path.write_text(
+            f"benchmarks: {{egodyn: {{data: '{world}', limit: 56}}}}\n"
+            f"graphs: ['{graph_spec}', {{graph: egodyn.trajectory, options: {{encoding: timeseries}}}}]\n"
+            f"models: ['vllm:reader']\nrun: {{base_url: '{server.base_url}', use_cache: false}}\n"
+            "ray: {shard_groups: 2}\n"
+        )
+        local = run_sweep(path, tmp_path / "local", show_progress=False, n_boot=100)
+        on_ray = run_sweep(path, tmp_path / "ray", use_ray=True, show_progress=False, n_boot=100)
+    assert [r.status for r in on_ray.runs] == ["completed", "completed"]
+    for a, b in zip(local.runs, on_ray.runs, strict=True):
+        assert a.name == b.name and a.headline == b.headline
+        assert metrics(tmp_path / "ray" / "egodyn" / b.name) == metrics(
+            tmp_path / "local" / "egodyn" / a.name
+        )
+        assert (
+            json.loads((tmp_path / "ray" / "egodyn" / b.name / "run.json").read_text())["ray"]["shards"] == 2
+        )
+    assert (tmp_path / "ray" / "report.html").exists()
+
+
 def test_killed_midway_then_rerun_with_ray_gives_one_prediction_per_sample(
     ray_address, world, graph_dir, tmp_path
 ):
