@@ -266,6 +266,10 @@ def test_worker_resources_cpu_gpu_and_counts():
     assert worker_count(cpu_res, cpu_box, n_shards=100, api_bound=False, config=api) == 16
     assert worker_count(cpu_res, cpu_box, n_shards=3, api_bound=False, config=api) == 3
     assert worker_count(cpu_res, cpu_box, n_shards=100, api_bound=True, config=api) == 4
+    assert worker_count(cpu_res, cpu_box, n_shards=100, api_bound=True, config=api, requested=12) == 12
+    assert worker_count(cpu_res, cpu_box, n_shards=5, api_bound=False, config=api, requested=12) == 5
+    with pytest.raises(ValueError, match="holds 4 workers"):
+        worker_count(gpu_res, gpu_box, n_shards=100, api_bound=False, config=local, requested=5)
 
 
 def test_ray_flag_takes_an_optional_address():

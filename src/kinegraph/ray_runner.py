@@ -108,15 +108,31 @@ def worker_resources(
 
 
 def worker_count(
-    resources: dict[str, float], cluster: dict[str, float], n_shards: int, api_bound: bool, config: RunConfig
+    resources: dict[str, float],
+    cluster: dict[str, float],
+    n_shards: int,
+    api_bound: bool,
+    config: RunConfig,
+    requested: int | None = None,
 ) -> int:
-    """As many workers as the cluster's resources hold (at most one per shard; API-bound: `concurrency`)."""
+    """As many workers as the cluster's resources hold (at most one per shard; API-bound: `concurrency`).
+
+    A `requested` count beyond what the cluster holds is an error: the extra workers would never start,
+    and the shards queued on them would never run.
+    """
     fits = []
     if resources["num_gpus"] > 0:
         fits.append(math.floor(cluster.get("GPU", 0.0) / resources["num_gpus"]))
     if resources["num_cpus"] > 0:
         fits.append(math.floor(cluster.get("CPU", 0.0) / resources["num_cpus"]))
     capacity = min(fits) if fits else n_shards
+    if requested is not None:
+        if requested > capacity:
+            raise ValueError(
+                f"--ray-workers {requested}: the cluster holds {capacity} workers of {resources} "
+                f"(it has {cluster.get('CPU', 0):g} CPUs, {cluster.get('GPU', 0):g} GPUs)"
+            )
+        return max(1, min(requested, n_shards))
     if api_bound:  # model calls are I/O: more actors than concurrent calls would only idle
         capacity = min(capacity, max(1, config.concurrency))
     return max(1, min(capacity, n_shards))
@@ -228,7 +244,7 @@ def _drive(
     cluster = ray.cluster_resources()
     resources = worker_resources(config, builder, options, cluster)
     api_bound = needs_model and resources["num_gpus"] == 0
-    n_workers = options.workers or worker_count(resources, cluster, len(shards), api_bound, config)
+    n_workers = worker_count(resources, cluster, len(shards), api_bound, config, options.workers)
     # model graphs split the run-wide call limit; tool graphs run one clip at a time per reserved CPU/GPU
     concurrency = per_worker_concurrency(config.concurrency, n_workers) if needs_model else 1
     cache, rows = cache_snapshot(config) if needs_model else (None, {})
