@@ -21,7 +21,7 @@ from text_reader_model import text_reader
 def sweep_setup(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     graph = write_graph_module(tmp_path)
-    write_egodyn_world(tmp_path / "egodyn", n_clips=4)
+    write_egodyn_world(tmp_path / "egodyn", n_clips=3)
     return tmp_path, graph
 
 
@@ -57,7 +57,7 @@ def test_sweep_runs_every_combination_reports_and_resumes(sweep_setup):
     ):
         path = sweep_file(tmp_path, graph, reader.base_url, blind.base_url)
         result = run_sweep(path, out, show_progress=False, n_boot=200)
-        assert len(reader.requests) == len(blind.requests) == 2 * 56  # two encodings, 56 questions each
+        assert len(reader.requests) == len(blind.requests) == 2 * 42  # two encodings, 42 questions each
 
         by_name = {f"{r.benchmark}/{r.name}": r for r in result.runs}
         assert list(by_name) == [
@@ -71,12 +71,12 @@ def test_sweep_runs_every_combination_reports_and_resumes(sweep_setup):
         failed = by_name["quantiphy/first_option_graph-build"]
         assert failed.status == "failed" and "no-such-folder" in failed.error  # recorded; the sweep went on
         egodyn_runs = [r for r in result.runs if r.benchmark == "egodyn"]
-        assert all(r.status == "completed" and r.n_predictions == 56 for r in egodyn_runs)
+        assert all(r.status == "completed" and r.n_predictions == 42 for r in egodyn_runs)
         reader_ts = by_name["egodyn/egodyn.trajectory__encoding=timeseries__vllm-reader"].headline
         blind_ts = by_name["egodyn/egodyn.trajectory__encoding=timeseries__vllm-blind"].headline
         assert reader_ts["balanced_acc"] > blind_ts["balanced_acc"]
         for r in egodyn_runs:
-            assert len(read_predictions(out / "egodyn" / r.name / "predictions.jsonl")) == 56
+            assert len(read_predictions(out / "egodyn" / r.name / "predictions.jsonl")) == 42
 
         page = (out / "report.html").read_text()
         assert page.count("<h2>egodyn</h2>") == 1 and "egodyn/report.html" in page
@@ -90,13 +90,24 @@ def test_sweep_runs_every_combination_reports_and_resumes(sweep_setup):
         # the CLI on the same folder resumes: nothing is asked again, and the failed run still fails
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
         cli = subprocess.run(
-            [sys.executable, "-m", "kinegraph.cli", "sweep", str(path), "--out", str(out), "--no-progress"],
+            [
+                sys.executable,
+                "-m",
+                "kinegraph.cli",
+                "sweep",
+                str(path),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--n-boot",
+                "100",
+            ],
             env=env,
             capture_output=True,
             text=True,
             timeout=300,
         )
-        assert len(reader.requests) == len(blind.requests) == 112
+        assert len(reader.requests) == len(blind.requests) == 84
     assert cli.returncode == 1 and "1 run(s) failed" in cli.stderr
     assert "== egodyn/egodyn.trajectory__encoding=summary__vllm-blind" in cli.stderr
     printed = json.loads(cli.stdout)
