@@ -1,8 +1,9 @@
 """The Ray side of a distributed run: a worker that runs clip-aligned shards through the run's graph.
 
-One `ShardWorker` per Ray actor. It builds the compiled graph and the backend once (a local
-`transformers` model is loaded once per worker, not per sample) and answers `run_shard(samples)` with
-the shard's predictions, produced by the same `_run_group` the single-process runner uses.
+One `ShardWorker` per Ray actor. It answers `run_shard(setup, samples)` with the shard's predictions,
+produced by the same `_run_group` the single-process runner uses. The compiled graph and the backend are
+built when a run's first shard arrives and kept while the graph, model and options stay the same (a
+local `transformers` model is loaded once per worker, not per sample or per run).
 
 Response cache: every worker starts from a snapshot of the driver's cache (this model's rows) held in
 memory, and returns the responses it added with each shard; the driver merges them into its SQLite
@@ -96,7 +97,6 @@ class ShardWorker:
     def __init__(self) -> None:
         self.run_id: str | None = None
         self.graph_key: str | None = None
-        self.setup: RunSetup | None = None
         self.graph: Any = None
         self.backend: Any = None
         self.cache: SnapshotCache | None = None
@@ -126,7 +126,7 @@ class ShardWorker:
                 self.backend.cache = self.cache
             self._limiter = asyncio.Semaphore(setup.concurrency)
             self._groups = asyncio.Semaphore(setup.concurrency)
-            self.setup, self.run_id = setup, setup.run_id
+            self.run_id = setup.run_id
 
     async def run_shard(self, setup: RunSetup, samples: list[Sample]) -> ShardResult:
         """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
