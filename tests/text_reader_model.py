@@ -69,16 +69,25 @@ def _answer(question: str, options: list[str], s: dict[str, list[float]]) -> str
     return options[0]
 
 
+READING = re.compile(r"^\s*- (.+?) -> (\S+)$", re.M)
+
+
 def text_reader(body: dict[str, Any]) -> str:
-    """Answer the prompt's question(s) from its text alone."""
+    """Answer the prompt's question(s) from its text alone: tool readings first, then the numbers."""
     text = prompt_text(body)
     series = _series(text)
+    readings: dict[str, str] = {}
+    for question, answer in READING.findall(text):
+        readings.setdefault(question, answer)  # the first tool listed is trusted first
     questions = QUESTION.findall(text)
     if not questions:
         return "I cannot tell."
-    answers = [
-        _answer(q.split(". ", 1)[-1], [o.strip() for o in opts.split("/")], series) for q, opts in questions
-    ]
+    answers = []
+    for q, opts in questions:
+        question = q.split(". ", 1)[-1]
+        answers.append(
+            readings.get(question) or _answer(question, [o.strip() for o in opts.split("/")], series)
+        )
     if len(answers) == 1:
         return answers[0]
     return "\n".join(f"A{i}. {a}" for i, a in enumerate(answers, 1))

@@ -59,12 +59,13 @@ def clean_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kinegraph.agents.errors import BackendError
         from kinegraph.errors import DataError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
-        except (DataError, UnknownEntryError) as exc:
+        except (DataError, UnknownEntryError, BackendError) as exc:
             raise fail(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -135,15 +136,133 @@ def evaluate_quantiphy(
     write_or_print(quantiphy.results_csv(rows), out)
 
 
+@evaluate_app.command("tad")
+@clean_errors
+def evaluate_tad(
+    predictions: Annotated[
+        Path, typer.Argument(help="Folder of <task>.jsonl files, or of one such folder per model.")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="TAD folder with the task configs (HF layout).")],
+    eval_mode: Annotated[
+        str | None, typer.Option(help="Only one upstream mode: all, ego or non-ego (default: all three).")
+    ] = None,
+    out: OutOpt = None,
+) -> None:
+    """Score TAD predictions as upstream evaluation.py, plus the 7-task average and the ego split."""
+    import json
+
+    from kinegraph.benchmarks.tad import load_ground_truth
+    from kinegraph.evaluators import tad
+
+    modes = tad.MODES if eval_mode is None else (eval_mode,)
+    if eval_mode is not None and eval_mode not in tad.MODES:
+        raise fail(f"--eval-mode must be one of {list(tad.MODES)}, got {eval_mode!r}")
+    gt = load_ground_truth(data)
+    if any(predictions.glob("*.jsonl")) or not predictions.is_dir():
+        metrics = tad.score(tad.read_prediction_dir(predictions), gt, modes)
+    else:
+        models = sorted(d for d in predictions.iterdir() if d.is_dir() and any(d.glob("*.jsonl")))
+        if not models:
+            raise fail(f"{predictions}: no <task>.jsonl files and no model folders holding them")
+        metrics = {m.name: tad.score(tad.read_prediction_dir(m), gt, modes) for m in models}
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
+@evaluate_app.command("stsbench")
+@clean_errors
+def evaluate_stsbench(
+    predictions: Annotated[
+        Path, typer.Argument(help="Upstream prediction JSON (prediction, gt_letter, man_id).")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="STSnu.json (scenario groups and types).")],
+    empty_as_wrong: Annotated[
+        bool,
+        typer.Option(
+            "--empty-as-wrong", help="Non-official: an empty prediction counts as wrong (upstream stops)."
+        ),
+    ] = False,
+    out: OutOpt = None,
+) -> None:
+    """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
+    import json
+
+    from kinegraph.evaluators import stsbench
+
+    metrics = stsbench.score_file(predictions, data, empty_as_wrong)
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
+@evaluate_app.command("dsi")
+@clean_errors
+def evaluate_dsi(
+    predictions: Annotated[
+        Path, typer.Argument(help="Folder with <variant>/<model>.csv (upstream outputs) or <variant>.csv.")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="DSI-Bench folder holding metadatas/<variant>.csv.")],
+    model: Annotated[str | None, typer.Option(help="Model name of <variant>/<model>.csv.")] = None,
+    min_correct: Annotated[
+        int, typer.Option(help="Group-wise: a row counts when >= this many of 4 are right.")
+    ] = 3,
+    out: OutOpt = None,
+) -> None:
+    """Score DSI-Bench: sample-wise, group-wise (>= n of 4) and single-variant accuracy per category."""
+    import json
+
+    from kinegraph.evaluators import dsi
+
+    if not 1 <= min_correct <= 4:
+        raise fail(f"--min-correct must be between 1 and 4, got {min_correct}")
+    metrics = dsi.score_files(predictions, data, model, min_correct)
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
+@evaluate_app.command("autodridm")
+@clean_errors
+def evaluate_autodridm(
+    predictions: Annotated[
+        Path, typer.Argument(help="JSONL of {sample_id, raw} (kinegraph predictions.jsonl).")
+    ],
+    data: Annotated[Path, typer.Option("--data", help="AutoDriDM folder with the six task JSON files.")],
+    partial_credit: Annotated[
+        str, typer.Option(help="Multi-select proper subsets: none (default), half or fraction.")
+    ] = "none",
+    out: OutOpt = None,
+) -> None:
+    """Score AutoDriDM with kinegraph's own (non-official) scorer: tasks, levels, high risk, correlation."""
+    import json
+
+    from kinegraph.benchmarks.autodridm import load
+    from kinegraph.errors import DataError
+    from kinegraph.evaluators import autodridm
+
+    if partial_credit not in autodridm.PARTIAL_CREDIT_MODES:
+        raise fail(
+            f"--partial-credit must be one of {list(autodridm.PARTIAL_CREDIT_MODES)}, got {partial_credit!r}"
+        )
+    try:
+        metrics = autodridm.score(load(data), autodridm.read_predictions(predictions), partial_credit)
+    except DataError as exc:
+        if exc.path is not None:
+            raise
+        raise DataError(exc.message, path=predictions, field=exc.field) from None
+    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+
+
 @app.command()
 @clean_errors
 def demo(
     out: Annotated[Path, typer.Option(help="Where the demo writes its outputs.")] = Path("demo_out"),
+    model: Annotated[str | None, typer.Option(help="Also run the VLM graphs with PROVIDER:MODEL.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
+    ] = None,
+    n: Annotated[int, typer.Option("--n", help="Synthetic clips/videos per set.")] = 6,
+    seed: Annotated[int, typer.Option(help="Random seed of the synthetic sets.")] = 0,
 ) -> None:
-    """The embedded default: no keys, no downloads."""
+    """The embedded default: synthetic sets, VLM-free graphs, reports. No keys, no downloads."""
     from kinegraph.demo import run_demo
 
-    run_demo(out)
+    run_demo(out, model=model, base_url=base_url, n=n, seed=seed)
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, Any]:
@@ -357,6 +476,68 @@ def synth(
 
     path = generators.get(world)(out, n=n, seed=seed)
     typer.echo(f"wrote {path}")
+
+
+@app.command()
+@clean_errors
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on (non-loopback needs API keys).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    model: Annotated[
+        str | None, typer.Option(envvar="KINEGRAPH_SERVE_MODEL", help="PROVIDER:MODEL behind the graphs.")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(envvar="KINEGRAPH_SERVE_BASE_URL", help="Server URL for vllm / OpenAI-compatible."),
+    ] = None,
+    graph: Annotated[
+        list[str] | None,
+        typer.Option("--graph", "-g", help="Serve only these graphs (or package.module:build)."),
+    ] = None,
+    default_graph: Annotated[
+        str, typer.Option(help="Graph used when a request names none.")
+    ] = "egodyn.vision",
+    data_root: Annotated[
+        Path | None,
+        typer.Option(envvar="KINEGRAPH_DATA_ROOT", help="Directory file references are confined to."),
+    ] = None,
+    api_keys_file: Annotated[
+        Path | None,
+        typer.Option(envvar="KINEGRAPH_API_KEYS_FILE", help="API keys, one per line (+ KINEGRAPH_API_KEYS)."),
+    ] = None,
+    cache: Annotated[str | None, typer.Option(help="Response cache (SQLite) path; default: none.")] = None,
+    max_body_mb: Annotated[float, typer.Option(help="Request body limit, MiB.")] = 32.0,
+    max_image_pixels: Annotated[int, typer.Option(help="Pixels per image or video frame.")] = 4096 * 4096,
+    max_frames: Annotated[int, typer.Option(help="Frames per request.")] = 64,
+    timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(help="Requests handled at once.")] = 16,
+    queue: Annotated[int, typer.Option(help="Requests that may wait for a slot; more get 429.")] = 32,
+) -> None:
+    """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
+    from kinegraph.serve import ServeSettings, load_api_keys
+    from kinegraph.serve import serve as run_server
+
+    try:
+        settings = ServeSettings(
+            model=model,
+            base_url=base_url,
+            cache=cache,
+            graphs=tuple(graph or ()),
+            default_graph=default_graph if not graph or default_graph in graph else graph[0],
+            api_keys=load_api_keys(api_keys_file),
+            data_root=data_root,
+            max_body_bytes=int(max_body_mb * 2**20),
+            max_image_pixels=max_image_pixels,
+            max_frames=max_frames,
+            request_timeout_s=timeout,
+            max_concurrency=concurrency,
+            max_waiting=queue,
+        )
+        run_server(settings, host=host, port=port)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
 
 
 @app.command()

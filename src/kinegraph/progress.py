@@ -7,7 +7,7 @@ from types import TracebackType
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from kinegraph.types import Prediction, Status
+from kinegraph.types import FAILED_STATUSES, Prediction
 
 
 class RunProgress:
@@ -39,7 +39,7 @@ class RunProgress:
         self._progress.stop()
 
     def advance(self, predictions: Sequence[Prediction], cost: float) -> None:
-        self.errors += sum(1 for p in predictions if p.status not in (Status.ok, Status.parse_failure))
+        self.errors += sum(1 for p in predictions if p.status in FAILED_STATUSES)
         task = self._progress.tasks[0]
         elapsed = task.elapsed or 0.0
         done_now = task.completed + len(predictions) - self._start_done

@@ -36,7 +36,7 @@ from kinegraph.rundir import (
     write_json,
 )
 from kinegraph.suites import suites
-from kinegraph.types import Prediction, RunConfig, Sample, Status, Usage
+from kinegraph.types import FAILED_STATUSES, Prediction, RunConfig, Sample, Status, Usage
 
 
 class RunSummary(BaseModel):
@@ -147,6 +147,11 @@ async def run_async(
     samples = list(samples) if samples is not None else load_samples(config)
     if not samples:
         raise ValueError("no samples to run")
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise ValueError(f"duplicate sample id {s.id!r}: ids must be unique within a run")
+        seen.add(s.id)
     graph, needs_model = build_graph(config)
     if needs_model and backend is None:
         if config.model is None:
@@ -248,6 +253,7 @@ def _finish(
         suite.export(samples, predictions, out_dir / OFFICIAL)
         summary.metrics, summary.headline = metrics, suite.headline(metrics)
     latencies = [p.latency_s for p in predictions if p.latency_s]
+    n_failed = sum(p.status in FAILED_STATUSES for p in predictions)
     write_json(
         out_dir / RUN_JSON,
         {
@@ -256,7 +262,7 @@ def _finish(
             "ended_at": now(),
             "totals": {
                 **summary.model_dump(exclude={"metrics", "out_dir"}),
-                "error_rate": 1 - summary.status_counts.get("ok", 0) / max(1, len(predictions)),
+                "error_rate": n_failed / max(1, len(predictions)),
                 "latency_s_mean": statistics.fmean(latencies) if latencies else None,
                 "latency_s_p50": statistics.median(latencies) if latencies else None,
                 "decodes_per_group": context.stats.decodes / max(1, context.stats.groups),

@@ -119,3 +119,7 @@ def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
 suites: Registry[Suite] = Registry("benchmark suite")
 suites.register("egodyn", "kinegraph.evaluators.egodyn:SUITE")
 suites.register("quantiphy", "kinegraph.evaluators.quantiphy:SUITE")
+suites.register("tad", "kinegraph.evaluators.tad_suite:SUITE")
+suites.register("stsbench", "kinegraph.evaluators.stsbench_suite:SUITE")
+suites.register("dsi", "kinegraph.evaluators.dsi_suite:SUITE")
+suites.register("autodridm", "kinegraph.evaluators.autodridm_suite:SUITE")

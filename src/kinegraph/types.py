@@ -21,6 +21,12 @@ class Status(StrEnum):
     budget_exceeded = "budget_exceeded"
     input_error = "input_error"
     graph_error = "graph_error"
+    skipped = "skipped"  # the graph does not answer this question; left out of scoring like upstream
+
+
+FAILED_STATUSES = frozenset(
+    {Status.api_error, Status.timeout, Status.budget_exceeded, Status.input_error, Status.graph_error}
+)
 
 
 class Media(BaseModel):

@@ -69,7 +69,9 @@ def test_hf_layout(hf_root):
     carla = next(s for s in samples if s.metadata["source"] == "carla")
     assert carla.media.kind == "video"
     assert carla.media.video_path == str(hf_root / "carla_videos_transferred" / f"{carla.group}.mp4")
-    assert carla.id.startswith("qa_carla_")
+    assert carla.id == f"{carla.group}:{carla.question_id}" and carla.metadata["qa_id"].startswith(
+        "qa_carla_"
+    )
 
 
 def test_hf_layout_errors_name_file_line_field(hf_root):

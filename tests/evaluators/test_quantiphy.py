@@ -26,6 +26,9 @@ from kinegraph.evaluators.quantiphy import VSI_THRESHOLDS, mra, parse_number, re
         # step 3: no unit conversion ("250 cm" for a question in metres is scored as 250)
         ("≈ 250 cm", 250.0),
         ("≈ 4 feet", 4.0),
+        # quirk: '^' in the unit alternation is a regex anchor, so "m/s^2" never matches step 1; letters
+        # are then stripped and the last number left is the exponent
+        ("9.8 m/s^2", 2.0),
         # quirk: a thousands separator splits the number and the last piece is taken
         ("1,234 m", 234.0),
         # step 4 fallback: nothing after the delimiter, so the last number of the original text

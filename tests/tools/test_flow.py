@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from vision_scenes import drive, render_clip, textured_image
+from vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 from kinegraph.tools.flow import (
     FlowSignals,
@@ -40,6 +40,14 @@ def test_farneback_recovers_a_known_translation() -> None:
     inner = flow[30:150, 40:280]
     assert np.median(inner[..., 0]) == pytest.approx(2.5, abs=0.1)
     assert np.median(inner[..., 1]) == pytest.approx(-1.0, abs=0.1)
+
+
+def test_farneback_matches_the_exact_flow_of_a_rendered_drive() -> None:
+    pose_a, pose_b = (0.0, 0.0, 0.0), (0.0, 0.5, float(np.radians(0.5)))
+    first, second = render_frame(*pose_a, 320, 180), render_frame(*pose_b, 320, 180)
+    exact = true_flow(pose_a, pose_b, 320, 180)[36:153]
+    field = farneback_flow(preprocess_gray(first), preprocess_gray(second))[36:153]
+    assert np.median(np.hypot(*(field - exact).transpose(2, 0, 1))) < 0.3
 
 
 def test_signals_are_measured_at_320_px_width() -> None:

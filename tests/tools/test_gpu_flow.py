@@ -6,10 +6,11 @@ import cv2
 import numpy as np
 import pytest
 import torch
-from vision_scenes import drive, render_clip, textured_image
+from vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 from kinegraph.tools import flow
 from kinegraph.tools.gpu_flow import (
+    HornSchunckSettings,
     gpu_flow_probe,
     gpu_flow_signals,
     horn_schunck,
@@ -31,11 +32,20 @@ def _warp_about_centre(image: np.ndarray, angle_deg: float = 0.0, scale: float =
 
 @pytest.fixture(scope="module")
 def clips() -> list[np.ndarray]:
-    """Two small drives (320 x 180, no downsampling): a left turn and a straight acceleration."""
+    """Two drives (320 x 180, no downsampling): a left turn and a straight acceleration."""
     return [
-        render_clip(drive(5, 1.0, np.radians(1.5)), 320, 180),
-        render_clip(drive(6, np.linspace(0.5, 1.5, 5)), 320, 180),
+        render_clip(drive(4, 1.0, np.radians(1.5)), 320, 180),
+        render_clip(drive(5, np.linspace(0.5, 1.5, 4)), 320, 180),
     ]
+
+
+@pytest.fixture(scope="module")
+def tiny_clips(clips: list[np.ndarray]) -> list[np.ndarray]:
+    """The same drives at 160 x 90, for the batching tests (solved with `LIGHT`)."""
+    return [np.ascontiguousarray(clip[:, ::2, ::2]) for clip in clips]
+
+
+LIGHT = HornSchunckSettings(levels=3, warps=1, iterations=10)
 
 
 @pytest.mark.parametrize(("dx_px", "dy_px"), [(2.5, -1.0), (-6.0, 3.0)])
@@ -47,6 +57,19 @@ def test_horn_schunck_recovers_a_known_translation(dx_px: float, dy_px: float) -
     field = horn_schunck(*_grey_pair(image, shifted))[0, :, 30:150, 40:280]
     assert field[0].median().item() == pytest.approx(dx_px, abs=0.1)
     assert field[1].median().item() == pytest.approx(dy_px, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    "pose_b",
+    [(0.0, 1.0, 0.0), (-0.02, 1.0, float(np.radians(1.5))), (0.0, 0.0, float(np.radians(-1.0)))],
+    ids=["forward", "forward-left", "yaw-right"],
+)
+def test_horn_schunck_matches_the_exact_flow_of_a_rendered_drive(pose_b: tuple[float, float, float]) -> None:
+    pose_a = (0.0, 0.0, 0.0)
+    first, second = render_frame(*pose_a, 320, 180), render_frame(*pose_b, 320, 180)
+    exact = true_flow(pose_a, pose_b, 320, 180)[36:153]  # the signal band
+    field = horn_schunck(*_grey_pair(first, second))[0].permute(1, 2, 0).numpy()[36:153]
+    assert np.median(np.hypot(*(field - exact).transpose(2, 0, 1))) < 0.3  # px; Farneback: 0.2-0.7
 
 
 def test_preprocessing_matches_the_heuristics_grey_frames() -> None:
@@ -75,21 +98,20 @@ def test_drives_map_to_the_expected_answers(clips: list[np.ndarray]) -> None:
     assert accelerate.answers["speed_trend"] == "accelerating"  # mean expansion > 0.2, as the heuristic
 
 
-def test_batches_split_across_clips_give_the_same_signals(clips: list[np.ndarray]) -> None:
-    together = gpu_flow_signals(clips, device="cpu", batch_pairs=3)
-    alone = [gpu_flow_signals([clip], device="cpu", batch_pairs=64)[0] for clip in clips]
-    assert [len(s.turn_px) for s in together] == [4, 5]
+def test_batches_split_across_clips_give_the_same_signals(tiny_clips: list[np.ndarray]) -> None:
+    together = gpu_flow_signals(tiny_clips, device="cpu", settings=LIGHT, batch_pairs=2)
+    alone = [gpu_flow_signals([clip], device="cpu", settings=LIGHT, batch_pairs=64)[0] for clip in tiny_clips]
+    assert [len(s.turn_px) for s in together] == [3, 4]
     for a, b in zip(together, alone, strict=True):
         np.testing.assert_allclose(np.stack(a), np.stack(b), atol=1e-4)
 
 
-def test_clips_of_different_sizes_are_solved_in_their_own_groups(clips: list[np.ndarray]) -> None:
-    small = np.ascontiguousarray(clips[0][:, ::2, ::2])
-    mixed = gpu_flow_signals([clips[0], small, clips[1]], device="cpu")
-    assert [len(s.turn_px) for s in mixed] == [4, 4, 5]
-    np.testing.assert_allclose(
-        np.stack(mixed[2]), np.stack(gpu_flow_signals([clips[1]], device="cpu")[0]), atol=1e-4
-    )
+def test_clips_of_different_sizes_are_solved_in_their_own_groups(tiny_clips: list[np.ndarray]) -> None:
+    smaller = np.ascontiguousarray(tiny_clips[0][:, ::2, ::2])
+    mixed = gpu_flow_signals([tiny_clips[0], smaller, tiny_clips[1]], device="cpu", settings=LIGHT)
+    assert [len(s.turn_px) for s in mixed] == [3, 3, 4]
+    alone = gpu_flow_signals([tiny_clips[1]], device="cpu", settings=LIGHT)[0]
+    np.testing.assert_allclose(np.stack(mixed[2]), np.stack(alone), atol=1e-4)
 
 
 def test_device_resolution() -> None:

@@ -45,17 +45,10 @@ def intrinsics(width_px: int, height_px: int, focal_scale: float = 0.9) -> np.nd
     return np.array([[f_px, 0, width_px / 2.0], [0, f_px, height_px / 2.0], [0, 0, 1.0]])
 
 
-def render_frame(
-    x_m: float,
-    z_m: float,
-    yaw_rad: float,
-    width_px: int = 480,
-    height_px: int = 270,
-    seed: int = 0,
-    focal_scale: float = 0.9,
-) -> np.ndarray:
-    """RGB uint8 (H, W, 3) seen from (x_m, z_m) with heading yaw_rad (+ = left)."""
-    ground_tex, wall_tex = _textures(seed)
+def _ray_hits(
+    x_m: float, z_m: float, yaw_rad: float, width_px: int, height_px: int, focal_scale: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per pixel: the surface hit (0 ground, 1 side wall, 2 far wall), its distance and world x, y, z."""
     K = intrinsics(width_px, height_px, focal_scale)
     us, vs = np.meshgrid(np.arange(width_px, dtype=np.float64), np.arange(height_px, dtype=np.float64))
     dx_c = (us - K[0, 2]) / K[0, 0]
@@ -72,29 +65,53 @@ def render_frame(
             dx_w > 1e-9, (WALL_X_M - x_m) / dx_w, np.where(dx_w < -1e-9, (-WALL_X_M - x_m) / dx_w, inf)
         )
         t_far = np.where(dz_w > 1e-9, (FAR_WALL_Z_M - z_m) / dz_w, inf)
-    t = np.minimum(np.minimum(t_ground, t_side), t_far)
-    hit_x, hit_y, hit_z = x_m + t * dx_w, t * dy_w, z_m + t * dz_w
+    t = np.stack([t_ground, t_side, t_far])
+    surface = np.argmin(t, axis=0)
+    dist = np.min(t, axis=0)
+    return surface, dist, np.stack([x_m + dist * dx_w, dist * dy_w, z_m + dist * dz_w]), K
+
+
+def render_frame(
+    x_m: float,
+    z_m: float,
+    yaw_rad: float,
+    width_px: int = 480,
+    height_px: int = 270,
+    seed: int = 0,
+    focal_scale: float = 0.9,
+) -> np.ndarray:
+    """RGB uint8 (H, W, 3) seen from (x_m, z_m) with heading yaw_rad (+ = left)."""
+    ground_tex, wall_tex = _textures(seed)
+    surface, dist, (hit_x, hit_y, hit_z), _ = _ray_hits(x_m, z_m, yaw_rad, width_px, height_px, focal_scale)
     # texture coordinates: ground uses (x, z), side walls (z, y), the far wall (x, y)
-    u_tex = np.where(t == t_ground, hit_x, np.where(t == t_side, hit_z, hit_x)) * TEXELS_PER_M
-    v_tex = np.where(t == t_ground, hit_z, hit_y + np.where(t == t_side, 7.0, 0.0)) * TEXELS_PER_M
-    ground = cv2.remap(
-        ground_tex,
-        u_tex.astype(np.float32),
-        v_tex.astype(np.float32),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_WRAP,
-    )
-    walls = cv2.remap(
-        wall_tex,
-        u_tex.astype(np.float32),
-        v_tex.astype(np.float32),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_WRAP,
-    )
-    color = np.where((t == t_ground)[..., None], ground, walls)
-    fog = np.exp(-np.minimum(t, 1e6) / FOG_M)[..., None]
+    u_tex = np.choose(surface, [hit_x, hit_z, hit_x]) * TEXELS_PER_M
+    v_tex = np.choose(surface, [hit_z, hit_y + 7.0, hit_y]) * TEXELS_PER_M
+    maps = (u_tex.astype(np.float32), v_tex.astype(np.float32))
+    ground = cv2.remap(ground_tex, *maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+    walls = cv2.remap(wall_tex, *maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+    color = np.where((surface == 0)[..., None], ground, walls)
+    fog = np.exp(-dist / FOG_M)[..., None]
     sky = np.float32([170, 190, 215])
     return np.clip(fog * color + (1 - fog) * sky, 0, 255).astype(np.uint8)
+
+
+def true_flow(
+    pose_a: tuple[float, float, float],
+    pose_b: tuple[float, float, float],
+    width_px: int = 480,
+    height_px: int = 270,
+    focal_scale: float = 0.9,
+) -> np.ndarray:
+    """Exact flow (H, W, 2) [dx, dy] in px of each pixel of the view from pose_a into the view from pose_b."""
+    _, _, (hit_x, hit_y, hit_z), K = _ray_hits(*pose_a, width_px, height_px, focal_scale)
+    x_b, z_b, yaw_b = pose_b
+    rel_x, rel_z = hit_x - x_b, hit_z - z_b
+    cam_x = np.cos(yaw_b) * rel_x + np.sin(yaw_b) * rel_z  # camera_R_world = rotation about y by +yaw
+    cam_z = -np.sin(yaw_b) * rel_x + np.cos(yaw_b) * rel_z
+    u_b = K[0, 0] * cam_x / cam_z + K[0, 2]
+    v_b = K[1, 1] * hit_y / cam_z + K[1, 2]
+    us, vs = np.meshgrid(np.arange(width_px, dtype=np.float64), np.arange(height_px, dtype=np.float64))
+    return np.stack([u_b - us, v_b - vs], axis=-1)
 
 
 def render_clip(

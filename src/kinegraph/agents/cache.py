@@ -65,6 +65,8 @@ def request_key(provider: str, model: str, params: dict[str, Any], request: Gene
         "response_schema": request.response_schema,
         "tools": [t.model_dump() for t in request.tools] if request.tools else None,
     }
+    if request.attempt:
+        canonical["attempt"] = request.attempt  # absent for first asks, so existing cache entries stay valid
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -40,7 +40,7 @@ class OpenAIChatBackend:
         max_tokens_field: str = "max_completion_tokens",
         send_temperature: bool = True,
         image_detail: str | None = None,
-        clients: int = 4,
+        clients: int = 8,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.sdk = require_sdk("openai", "openai", provider)
@@ -77,10 +77,18 @@ class OpenAIChatBackend:
             image_detail=self.image_detail,
         )
         if self.extra_body:
-            body["extra_body"] = self.extra_body
+            body.update(self.extra_body)
         sdk = self.sdk
         try:
-            completion = await client.chat.completions.create(**body)
+            # The SDK's documented `client.post` sends exactly this body: `chat.completions.create` would
+            # first walk it against its TypedDicts (a third of the client's CPU time per request with
+            # several images), which leaves a plain JSON body like this one unchanged.
+            completion = await client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=sdk.types.chat.ChatCompletion,
+                options={"security": {"bearer_auth": True}},
+            )
         except sdk.APITimeoutError:
             raise RetryableError("request timed out", status=Status.timeout) from None
         except sdk.APIConnectionError as exc:

@@ -90,7 +90,8 @@ class GenerateRequest(BaseModel):
     `max_tokens=None` means the model family's default (`kinegraph.agents.default_max_tokens`).
     `response_schema` is a JSON schema or a pydantic model class (converted to its JSON schema).
     `metadata` is not sent to the model and not part of the cache key; the replay provider reads
-    `sample_id` (and `clip_id`, `question_id`) from it.
+    `sample_id` (and `clip_id`, `question_id`) from it. `attempt` numbers repeated asks of the same request
+    (a validity retry): it is part of the cache key, so a re-ask is not answered by the first ask's entry.
     """
 
     messages: list[Message]
@@ -99,6 +100,7 @@ class GenerateRequest(BaseModel):
     response_schema: dict[str, Any] | None = None
     tools: list[ToolSpec] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    attempt: int = 0
 
     @field_validator("response_schema", mode="before")
     @classmethod

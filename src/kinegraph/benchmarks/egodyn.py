@@ -136,6 +136,13 @@ def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video
     return Media()
 
 
+def _carla_dir(root: Path, domain: str) -> Path:
+    """`carla_videos_<domain>`, or the other domain when only that one was downloaded."""
+    wanted = root / f"carla_videos_{domain}"
+    other = root / f"carla_videos_{'simulation' if domain == 'transferred' else 'transferred'}"
+    return other if not wanted.is_dir() and other.is_dir() else wanted
+
+
 def load_hf(
     root: str | Path,
     *,
@@ -157,7 +164,7 @@ def load_hf(
         if nuscenes_root
         else (root / "nuscenes" if (root / "nuscenes").is_dir() else None)
     )
-    carla_dir = Path(carla_video_dir) if carla_video_dir else root / f"carla_videos_{carla_domain}"
+    carla_dir = Path(carla_video_dir) if carla_video_dir else _carla_dir(root, carla_domain)
     samples: list[Sample] = []
     found = False
     for source in SOURCES:
@@ -185,7 +192,7 @@ def load_hf(
             array_ref = clip.get("array_ref") or f"arrays/{clip_id}.npz"
             samples.append(
                 _sample(
-                    sample_id=str(row.get("qa_id") or f"{clip_id}:{qid}"),
+                    sample_id=f"{clip_id}:{qid}",  # qa_ids repeat across the two sources
                     clip_id=clip_id,
                     question=bank[qid],
                     answer=str(_require(row, "answer", qa_path, lineno)),

@@ -129,6 +129,7 @@ def load(
                     f"not a number: {answer!r} (data row {row_no})", path=path, field="ground_truth_posterior"
                 ) from exc
         context = {k: _clean(row.get(k)) for k in OPTIONAL_CONTEXT if k in row}
+        context["source_dir"] = str(path.parent)
         fps = context.get("fps")
         video = resolve_video(vdir, str(row["video_id"]))
         samples.append(

@@ -21,7 +21,7 @@ from kinegraph.errors import DataError
 from kinegraph.evaluators.classification import confusion_matrix, group_metrics
 from kinegraph.evaluators.egodyn_consistency import compute_consistency
 from kinegraph.suites import GroupStats, Suite, class_recall_stats
-from kinegraph.types import Prediction, Sample
+from kinegraph.types import Prediction, Sample, Status
 
 UNPARSED = "<unparsed>"  # label of an unparsed answer under the non-official penalize_unparsed mode
 
@@ -254,7 +254,7 @@ def prediction_records(samples: Sequence[Sample], predictions: Sequence[Predicti
     records = []
     for p in predictions:
         s = by_id.get(p.sample_id)
-        if s is None:
+        if s is None or p.status == Status.skipped:
             continue
         answer = p.raw if p.raw is not None else (str(p.answer) if p.answer is not None else "")
         records.append(

@@ -6,6 +6,7 @@ Prompts are upstream's (`egodyn_prompts`); answers go through the official parse
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -48,9 +49,17 @@ def tool_blocks(measurements: dict[str, Any]) -> list[str | None]:
     return [measurements.get("trajectory"), prompts.tool_block(measurements.get("tools", {}))]
 
 
-def _request(text: str, state: QuestionState | GroupState) -> GenerateRequest:
+def _request(text: str, state: QuestionState | GroupState, sample: Sample) -> GenerateRequest:
     content = [TextPart(text=text), *state.get("images", [])]  # upstream order: text, then images
-    return GenerateRequest(messages=[Message(role="user", content=content)], max_tokens=MAX_TOKENS)
+    # replay looks answers up by these (never sent to the model, not part of the cache key)
+    metadata = {
+        "sample_id": sample.metadata.get("qa_id") or sample.id,
+        "clip_id": sample.group,
+        "question_id": sample.question_id,
+    }
+    return GenerateRequest(
+        messages=[Message(role="user", content=content)], max_tokens=MAX_TOKENS, metadata=metadata
+    )
 
 
 def _finish(sample: Sample, raw: str, state: Any, response: Any, start: float, trace: list[dict]) -> Any:
@@ -76,7 +85,7 @@ def answer_question(blocks: BlockFn) -> Callable[..., Any]:
         text = prompts.single_prompt(
             sample.question, sample.options, len(state["images"]), blocks(state["measurements"])
         )
-        response, error = await ask(runtime, _request(text, state))
+        response, error = await ask(runtime, _request(text, state, sample))
         trace = [{"node": "answer_question", "prompt": text}]
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
@@ -95,7 +104,7 @@ def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
         text = prompts.grouped_prompt(
             [(s.question, s.options) for s in samples], len(state.get("images", [])), blocks(measurements)
         )
-        response, error = await ask(runtime, _request(text, state))
+        response, error = await ask(runtime, _request(text, state, samples[0]))
         trace = [{"node": "answer_clip", "prompt": text}]
         if response is None:
             return {
@@ -204,3 +213,40 @@ def build_trajectory(
 def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> CompiledStateGraph:
     """`egodyn.text_only`: the trajectory text without frames (Table 4's O=∅ row)."""
     return build_trajectory(encoding, text_only=True, grouped=grouped)
+
+
+def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
+    """Run the frame probes (VO, flow) on the decoded frames and write what they measured as text."""
+
+    async def measure(state: GroupState) -> dict[str, Any]:
+        from kinegraph.graphs.egodyn_tools import PROBES
+
+        measured = {name: await asyncio.to_thread(PROBES[name], state["frames"]) for name in probes}
+        text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
+        return {"measurements": {"tools": text, "probes": measured}}
+
+    return measure
+
+
+def build_tools(
+    probes: Sequence[str] = ("vo", "flow"),
+    num_frames: int = 10,
+    encoding: Encoding | None = None,
+    grouped: bool = False,
+    max_side: int | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.tools`: the VLM also reads what deterministic probes measured from the same frames.
+
+    With `encoding`, the trajectory text is added too (vision + dynamics + tools).
+    """
+    prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
+    if encoding is not None:
+        prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
+    return _vlm_graph(
+        num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=tool_blocks, prelude=prelude
+    )
+
+
+# The serving layer asks for a trajectory with requests to these graphs (they read kinematics arrays).
+build_trajectory.needs_trajectory = True  # type: ignore[attr-defined]
+build_text_only.needs_trajectory = True  # type: ignore[attr-defined]

@@ -69,3 +69,31 @@ def tool_block(measurements: dict[str, str]) -> str | None:
     return "Measurements from deterministic motion tools (computed from the same frames):\n" + "\n".join(
         lines
     )
+
+
+PROBE_TITLES = {
+    "vo": "Visual odometry (KLT tracks + essential matrix) between consecutive frames",
+    "flow": "Dense optical flow (Farneback) between consecutive frames",
+    "gpu_flow": "Dense optical flow (Horn-Schunck) between consecutive frames",
+}
+
+
+def describe_probe(name: str, measured: dict) -> str:
+    """Non-official: one probe's signals and its reading of the questions it determines, as prompt text."""
+    signals = measured.get("signals", {})
+    lines = [f"{PROBE_TITLES.get(name, name)}:"]
+    for key, values in signals.items():
+        if key != "method" and isinstance(values, list):
+            lines.append(f"  {key}: " + ", ".join(f"{v:g}" for v in values))
+    if "yaw_deg" in signals:
+        total = sum(signals["yaw_deg"])
+        side = "left" if total > 0 else "right"
+        lines.append(f"  total heading change: {abs(total):.1f} deg to the {side} (+ = left)")
+    answers = measured.get("answers", {})
+    if answers:
+        from kinegraph.benchmarks.egodyn_questions import default_question_bank
+
+        bank = default_question_bank()
+        lines.append("  its reading of the questions it can answer:")
+        lines += [f"  - {bank[q].text if q in bank else q} -> {a}" for q, a in answers.items()]
+    return "\n".join(lines)

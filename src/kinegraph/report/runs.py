@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 from kinegraph.errors import DataError
 from kinegraph.rundir import METRICS, PREDICTIONS, RUN_JSON, read_json, read_predictions
 from kinegraph.suites import GroupStats, Suite, samples_from_predictions, suites
-from kinegraph.types import Prediction, Usage
+from kinegraph.types import FAILED_STATUSES, Prediction, Usage
 
 
 @dataclass
@@ -69,8 +68,7 @@ class RunData:
 
     @cached_property
     def error_rate(self) -> float:
-        counts = Counter(str(p.status) for p in self.predictions)
-        return 1 - (counts.get("ok", 0) + counts.get("parse_failure", 0)) / len(self.predictions)
+        return sum(1 for p in self.predictions if p.status in FAILED_STATUSES) / len(self.predictions)
 
     @cached_property
     def latency_p50_s(self) -> float | None:

@@ -1,0 +1,119 @@
+"""Runner throughput: N EgoDyn-format questions at concurrency K against a loopback model with fixed latency.
+
+Prints wall time as a multiple of the ideal N * latency / K, and frame decodes per clip (target 1).
+The model server runs in its own process (as a real server would), so the two do not share one GIL.
+
+    python perf/runner_throughput.py [--clips 1000] [--concurrency 64] [--latency 0.05] [--graph G]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.media import write_video
+from kinegraph.runner import run
+from kinegraph.types import RunConfig
+
+SERVER = """
+import sys, time
+from kinegraph.agents.loopback import OpenAILoopback
+with OpenAILoopback(responder=lambda body: "straight", latency_s=float(sys.argv[1])) as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+def write_dataset(root: Path, n_clips: int) -> Path:
+    """CARLA-layout clips: a 10-frame 64x36 mp4 each, 14 questions each."""
+    clip_dir, videos = root / "carla_clips", root / "carla_videos_transferred"
+    (clip_dir / "arrays").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    index, qa = [], []
+    for c in range(n_clips):
+        clip_id = f"PRF_Bench-{c}_1_T-1__Comfort__w0"
+        write_video(
+            videos / f"{clip_id}.mp4", rng.integers(0, 255, (10, 36, 64, 3), dtype=np.uint8), fps=10.0
+        )
+        index.append({"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"})
+        qa += [
+            {
+                "clip_id": clip_id,
+                "question_id": q.question_id,
+                "question": q.text,
+                "answer": q.choices[0],
+                "choices": q.choices,
+            }
+            for q in QUESTION_BANK
+        ]
+    (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
+    (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--graph", default="egodyn.vision")
+    parser.add_argument("--grouped", action="store_true", help="One request per clip.")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        data = write_dataset(Path(tmp) / "data", args.clips)
+        print(f"dataset: {args.clips} clips x 14 questions written in {time.perf_counter() - start:.1f} s")
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(args.latency)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            base_url = server.stdout.readline().strip()
+            config = RunConfig(
+                benchmark="egodyn",
+                graph=args.graph,
+                model="vllm:bench",
+                base_url=base_url,
+                data=str(data),
+                out_dir=str(Path(tmp) / "run"),
+                concurrency=args.concurrency,
+                use_cache=False,
+                options={"grouped": True} if args.grouped else {},
+            )
+            start = time.perf_counter()
+            summary = run(config, show_progress=False)
+            wall = time.perf_counter() - start
+        finally:
+            server.stdin.close()
+            server.wait(timeout=30)
+    n = summary.n_predictions
+    requests = args.clips if args.grouped else n
+    ideal = requests * args.latency / args.concurrency
+    print(
+        f"{n} questions in {requests} requests, graph {args.graph}, concurrency {args.concurrency}, "
+        f"model latency {args.latency * 1000:.0f} ms"
+    )
+    print(f"  statuses {summary.status_counts}")
+    question_ideal = n * args.latency / args.concurrency
+    print(
+        f"  wall {wall:.2f} s = {wall / question_ideal:.2f}x the ideal N*latency/K = {question_ideal:.2f} s "
+        f"(target <= 1.2); {wall / ideal:.2f}x the ideal for its {requests} requests"
+    )
+    print(
+        f"  throughput {n / wall:,.0f} questions/s; "
+        f"decodes per clip {summary.decodes / max(1, summary.groups):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

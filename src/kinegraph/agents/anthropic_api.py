@@ -1,0 +1,83 @@
+"""The `anthropic` provider: the Messages API through the official `anthropic` SDK (key: ANTHROPIC_API_KEY).
+
+The installed SDK's `messages.create` has no temperature parameter, so none is sent by default and the
+API's default decoding applies; `send_temperature=True` sends it (for models that still take it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kinegraph.agents.anthropic_wire import messages_body, parse_message
+from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.limits import LoopLocal
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
+from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.types import Status
+
+
+class AnthropicBackend:
+    """One Claude model. SDK retries are off: `ManagedBackend` retries."""
+
+    provider = "anthropic"
+    default_concurrency = 32
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        send_temperature: bool = False,
+    ) -> None:
+        self.sdk = require_sdk("anthropic", "anthropic", "anthropic")
+        self.model = model
+        self.send_temperature = send_temperature
+        self.params: dict[str, Any] = {"send_temperature": send_temperature}
+
+        def make() -> Any:
+            return self.sdk.AsyncAnthropic(
+                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+            )
+
+        async def close(client: Any) -> None:
+            await client.close()
+
+        self._client = LoopLocal(make, close)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        client = await self._client.get()
+        body = messages_body(request, self.model, send_temperature=self.send_temperature)
+        sdk = self.sdk
+        try:
+            message = await client.messages.create(**body)
+        except sdk.APITimeoutError:
+            raise RetryableError("request timed out", status=Status.timeout) from None
+        except sdk.APIConnectionError as exc:
+            raise RetryableError(f"connection failed: {exc}") from None
+        except sdk.APIStatusError as exc:
+            raise http_failure(
+                f"anthropic:{self.model}", exc.status_code, _message(exc), exc.response.headers
+            ) from None
+        except sdk.APIError as exc:
+            raise BackendError(f"anthropic:{self.model}: {exc}") from None
+        return parse_message(message)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("message", body["error"]))
+    return str(getattr(exc, "message", exc))
+
+
+def create_anthropic(
+    model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any
+) -> AnthropicBackend:
+    """Factory for `anthropic:MODEL`."""
+    key = api_key_from_env(api_key, ("ANTHROPIC_API_KEY",), f"anthropic:{model}")
+    return AnthropicBackend(model, api_key=key, base_url=base_url, **options)

@@ -1,0 +1,89 @@
+"""AutoDriDM as a suite: a run's raw outputs scored by kinegraph's own (non-official) AutoDriDM scorer.
+
+No official scorer or prediction format exists; `official/` holds a JSONL of `{sample_id, raw}` that
+`kinegraph evaluate autodridm` reads. Exact-set scoring (partial credit "none"); a failed call has no
+text and scores 0. The paired unit is the image (all its questions together).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kinegraph.benchmarks.autodridm import TASKS
+from kinegraph.evaluators.autodridm import LEVELS, score, score_question
+from kinegraph.suites import GroupStats, Suite
+from kinegraph.types import Prediction, Sample
+
+
+def raw_by_id(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, str | None]:
+    known = {s.id for s in samples}
+    return {p.sample_id: p.raw for p in predictions if p.sample_id in known}
+
+
+def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    return score(samples, raw_by_id(samples, predictions))
+
+
+def export_official(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
+) -> list[Path]:
+    """`autodridm_predictions.jsonl` (`{sample_id, raw}` per line) for `kinegraph evaluate autodridm`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "autodridm_predictions.jsonl"
+    records = raw_by_id(samples, predictions)
+    path.write_text("".join(json.dumps({"sample_id": k, "raw": v}) + "\n" for k, v in records.items()))
+    return [path]
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
+    table = metrics["all"]
+    out: dict[str, float | None] = {"average": table["average"]}
+    out.update({level: table["levels"].get(level) for level in LEVELS})
+    out["high_risk_average"] = metrics["high_risk"]["average"]
+    return out
+
+
+def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
+    """Per image: [credit sum, questions] per task; finalize = mean of the six task means (the Avg Score)."""
+    raws = raw_by_id(samples, predictions)
+    rows: dict[str, np.ndarray] = {}
+    for s in samples:
+        if s.id not in raws:
+            continue
+        row = rows.setdefault(s.group, np.zeros(2 * len(TASKS)))
+        k = TASKS.index(str(s.metadata["task"]))
+        row[2 * k] += score_question(s, raws[s.id]).credit
+        row[2 * k + 1] += 1
+    groups = sorted(rows)
+
+    def finalize(sums: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (sums[:, 0::2] / sums[:, 1::2]).mean(axis=1)  # NaN unless all six tasks are present
+
+    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * len(TASKS)))
+    return GroupStats(groups, matrix, finalize)
+
+
+def _load(path: str | Path, **options: Any) -> list[Sample]:
+    from kinegraph.benchmarks.autodridm import load
+
+    return load(path, **options)
+
+
+SUITE = Suite(
+    name="autodridm",
+    load=_load,
+    score=score_predictions,
+    export=export_official,
+    headline=headline,
+    group_stats=group_stats,
+    primary="average",
+    default_graph="autodridm.baseline",
+    breakdown=lambda m: dict(m["all"]["tasks"]),
+    notes={"unit": "image", "scorer": "non-official (no official scorer exists)"},
+)

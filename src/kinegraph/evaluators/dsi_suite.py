@@ -1,0 +1,136 @@
+"""DSI-Bench as a suite: a run's answers as upstream's per-variant result CSVs, scored by `evaluators.dsi`.
+
+`final_answer` is the extracted letter, or "E" when the answer never parsed or the call failed (upstream
+writes "E" after its retries). Only the rows whose four variants are all in the run are scored (a
+`--limit` cuts the variant-major sample list). The paired unit is the row: its four variants together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS
+from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score
+from kinegraph.suites import GroupStats, Suite
+from kinegraph.types import Prediction, Sample
+
+MIN_CORRECT = 3  # the README's group-wise setting
+
+
+def answer_letter(prediction: Prediction | None) -> str:
+    """The `final_answer` upstream would have written for this prediction."""
+    if prediction is None or prediction.answer is None:
+        return final_answer(prediction.raw if prediction is not None else None)
+    return str(prediction.answer)
+
+
+def _gt(sample: Sample) -> Any:
+    return math.nan if sample.answer is None else sample.answer  # pandas reads an empty GT cell as NaN
+
+
+def complete_rows(samples: Sequence[Sample]) -> dict[int, dict[str, Sample]]:
+    """row -> variant -> sample, for the rows that have every variant present in the run."""
+    by_row: dict[int, dict[str, Sample]] = {}
+    for s in samples:
+        by_row.setdefault(int(s.metadata["row"]), {})[str(s.metadata["variant"])] = s
+    variants = {str(s.metadata["variant"]) for s in samples}
+    return {r: v for r, v in sorted(by_row.items()) if set(v) == variants}
+
+
+def frames(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> tuple[dict, dict]:
+    """(metas, results): per-variant metadata and result DataFrames, row-aligned, as upstream reads them."""
+    by_id = {p.sample_id: p for p in predictions}
+    rows = complete_rows(samples)
+    variants = [v for v in VARIANTS if rows and v in next(iter(rows.values()))]
+    metas, results = {}, {}
+    for v in variants:
+        chosen = [rows[r][v] for r in rows]
+        metas[v] = pd.DataFrame(
+            {"GT": [_gt(s) for s in chosen], "cate": [s.metadata["cate"] for s in chosen]}
+        )
+        results[v] = pd.DataFrame(
+            {
+                "result_text": [(by_id[s.id].raw if s.id in by_id else None) for s in chosen],
+                "final_answer": [answer_letter(by_id.get(s.id)) for s in chosen],
+            }
+        )
+    return metas, results
+
+
+def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    metas, results = frames(samples, predictions)
+    if not metas:
+        return {"sample_wise": None, "group_wise": None, "single_variant": {}, "n_rows": 0}
+    return {**score(metas, results, MIN_CORRECT), "n_rows": len(next(iter(metas.values())))}
+
+
+def export_official(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
+) -> list[Path]:
+    """`<variant>/kinegraph.csv` (columns result_text, final_answer), upstream's outputs layout."""
+    _, results = frames(samples, predictions)
+    paths = []
+    for variant, frame in results.items():
+        path = out_dir / variant / "kinegraph.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(path, index=False)
+        paths.append(path)
+    return paths
+
+
+def _overall(table: dict[str, Any] | None) -> float | None:
+    return None if table is None else table["overall"]
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
+    out = {"sample_wise": _overall(metrics["sample_wise"]), "group_wise": _overall(metrics["group_wise"])}
+    out.update({v: _overall(t) for v, t in metrics["single_variant"].items()})
+    return out
+
+
+def breakdown(metrics: dict[str, Any]) -> dict[str, float | None]:
+    per = (metrics["sample_wise"] or {}).get("per_category", {})
+    return {c: per.get(c) for c in CATEGORIES if c in per}
+
+
+def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
+    """Per row: [variants right, variants]; finalize = sample-wise accuracy (the headline)."""
+    by_id = {p.sample_id: p for p in predictions}
+    rows = complete_rows(samples)
+    groups = [str(r) for r in rows]
+    matrix = np.zeros((len(rows), 2))
+    for i, variants in enumerate(rows.values()):
+        right = sum(is_correct(_gt(s), answer_letter(by_id.get(s.id))) for s in variants.values())
+        matrix[i] = [right, len(variants)]
+
+    def finalize(sums: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums[:, 0] / sums[:, 1]
+
+    return GroupStats(groups, matrix, finalize)
+
+
+def _load(path: str | Path, **options: Any) -> list[Sample]:
+    from kinegraph.benchmarks.dsi import load
+
+    return load(path, **options)
+
+
+SUITE = Suite(
+    name="dsi",
+    load=_load,
+    score=score_predictions,
+    export=export_official,
+    headline=headline,
+    group_stats=group_stats,
+    primary="sample_wise",
+    default_graph="dsi.baseline",
+    breakdown=breakdown,
+    notes={"unit": "row (its four variants)", "failed": FAILED_ANSWER},
+)

@@ -1,0 +1,121 @@
+"""AutoDriDM graphs: the paper's prompts (Figure 13), and the same with measured image cues.
+
+A graph runs on one image: it is decoded and encoded once and every question on it (up to six tasks)
+is asked in its own branch, with the single- or multi-select system prompt and the paper's user text.
+Answers are read with kinegraph's (non-official) AutoDriDM parser.
+
+`autodridm.tools` (non-official) measures the image first (`tools.image_cues`: illumination from the
+sky's luma, a lit traffic-light lamp from saturated signal hues) and writes the cues above the question:
+whether deterministic perception cues carry through to the Scene and Decision levels is what it probes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
+from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, user_prompt
+from kinegraph.evaluators.autodridm import parse_letters
+from kinegraph.graphs.nodes import (
+    ask,
+    decode_frames,
+    encode_frames,
+    fan_out,
+    prediction,
+    record_group_error,
+    route_on_error,
+)
+from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.types import Status
+
+MAX_NEW_TOKENS = 1024
+
+
+async def measure_image_cues(state: GroupState) -> dict[str, Any]:
+    """Illumination and lit-lamp cues of the group's image, as one text block."""
+    from kinegraph.tools.image_cues import image_cues
+
+    cues = await asyncio.to_thread(image_cues, state["frames"][0])
+    block = (
+        "Image measurements by deterministic tools: "
+        f"illumination: {cues.illumination} (mean luma of the upper image {cues.sky_luma:.2f}); "
+        f"lit traffic lamp: {cues.lamp} ({cues.lamp_pixels} px)."
+    )
+    return {"measurements": {"image_cues": block}}
+
+
+def answer_question() -> Callable[..., Any]:
+    """One question: system prompt by kind, image then the paper's user text (after any cue block)."""
+
+    async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        sample, start = state["sample"], time.perf_counter()
+        multi = bool(sample.metadata.get("multi_select"))
+        cues = state["measurements"].get("image_cues")
+        text = user_prompt(sample) if cues is None else f"{cues}\n\n{user_prompt(sample)}"
+        system = SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE
+        request = GenerateRequest(
+            messages=[
+                Message(role="system", content=system),
+                Message(role="user", content=[*state["images"], TextPart(text=text)]),
+            ],
+            max_tokens=MAX_NEW_TOKENS,
+            metadata={"sample_id": sample.id},
+        )
+        response, error = await ask(runtime, request)
+        trace = [{"node": "answer_question", "prompt": text, "system": "multi" if multi else "single"}]
+        if response is None:
+            return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
+        trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
+        letters = parse_letters(response.text, multi)
+        answer: str | list[str] | None = letters if multi else (letters[0] if letters else None)
+        result = prediction(
+            sample,
+            raw=response.text,
+            answer=answer if letters else None,
+            status=Status.ok if letters else Status.parse_failure,
+            trace=trace,
+            frames=state["frame_record"],
+            usage=response.usage,
+            latency_s=time.perf_counter() - start,
+        )
+        return {"results": [result]}
+
+    return answer
+
+
+def _graph(with_cues: bool, max_side: int | None) -> CompiledStateGraph:
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    graph.add_node("decode_frames", decode_frames(None))
+    graph.add_node("encode_frames", encode_frames(max_side))
+    graph.add_node("answer_question", answer_question())
+    graph.add_node("record_group_error", record_group_error)
+    graph.add_edge(START, "decode_frames")
+    graph.add_conditional_edges(
+        "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
+    )
+    last = "encode_frames"
+    if with_cues:
+        graph.add_node("measure_image_cues", measure_image_cues)
+        graph.add_edge("encode_frames", "measure_image_cues")
+        last = "measure_image_cues"
+    graph.add_conditional_edges(last, fan_out("answer_question"), ["answer_question"])
+    graph.add_edge("answer_question", END)
+    graph.add_edge("record_group_error", END)
+    return graph.compile()
+
+
+def build_baseline(max_side: int | None = None) -> CompiledStateGraph:
+    """`autodridm.baseline`: the image and the paper's prompts."""
+    return _graph(False, max_side)
+
+
+def build_tools(max_side: int | None = None) -> CompiledStateGraph:
+    """`autodridm.tools`: plus measured illumination and lit-lamp cues (non-official)."""
+    return _graph(True, max_side)

@@ -1,0 +1,156 @@
+"""DSI-Bench graphs: the official RAWQA prompt, and the same with the camera's measured self-motion.
+
+A group is one metadata row: its four variants (std, hflip, reverse, reverse_hflip), each a different
+video, so every question decodes its own clip (frames at the official 5 fps sampling, at most
+`max_frames`, evenly thinned). As upstream, an answer without `<answer>X</answer>` is asked again (up to
+10 attempts; re-asks sample at temperature 1 so that they can differ, upstream relied on API
+nondeterminism) and becomes "E" (always wrong) when none parses.
+
+`dsi.tools` (non-official) adds what the benchmark probes, self-motion vs object motion: the camera's
+own motion measured from the same frames by dense optical flow (`tools.camera_motion`), as a text block
+before the question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
+from kinegraph.benchmarks.dsi import VIDEO_SAMPLING_FPS, build_prompt
+from kinegraph.errors import DataError
+from kinegraph.evaluators.dsi import FAILED_ANSWER, MAX_RETRIES, extract_answer
+from kinegraph.graphs.nodes import ask, fan_out, prediction
+from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.media import load_frames, video_info
+from kinegraph.types import FrameRecord, Media, Sample, Status, Usage
+
+MAX_NEW_TOKENS = 2048  # the official max_length
+MAX_FRAMES = 32
+
+ToolBlock = Callable[[np.ndarray], str | None]
+
+
+def sampled_media(media: Media, fps: float, max_frames: int) -> Media:
+    """The video's frames at `fps` (every round(native / fps)-th frame), thinned evenly to `max_frames`."""
+    if media.video_path is None:
+        raise DataError("video media without a path", field="video_path")
+    n_total, native_fps = video_info(media.video_path)
+    step = max(1, round(native_fps / fps)) if native_fps > 0 else 1
+    indices = list(range(0, n_total, step))
+    if len(indices) > max_frames:
+        indices = [indices[i] for i in np.linspace(0, len(indices) - 1, max_frames).round().astype(int)]
+    return media.model_copy(update={"frame_indices": indices, "fps": native_fps or None})
+
+
+def camera_motion_block(frames: np.ndarray) -> str | None:
+    """Non-official: the camera's self-motion measured by dense optical flow, as a sentence for the VLM."""
+    from kinegraph.tools.camera_motion import camera_direction, camera_motion
+
+    if len(frames) < 2:
+        return None
+    motion = camera_motion(frames)
+    direction = camera_direction(motion)
+    verdict = "the camera is static" if direction == "static" else f"the camera moves {direction}"
+    return (
+        "Camera self-motion measured from the video frames by a deterministic tool (median dense optical "
+        "flow "
+        f"of the whole image): horizontal shift {motion.shift_x_px:+.2f} px/frame (negative: the scene "
+        f"slides left), expansion {motion.expansion_px:+.3f} px/frame (positive: the scene grows), so "
+        f"{verdict}. Motion of an object relative to the scene is its own motion minus this."
+    )
+
+
+def prompt_text(sample: Sample, block: str | None) -> str:
+    """The official text; a tool block goes between the instructions and the question."""
+    official = build_prompt(sample.question, sample.context.get("options_text", ""))
+    if block is None:
+        return official
+    head, sep, question = official.partition("\nQuestion:\n")
+    return f"{head}{block}\n{sep}{question}"
+
+
+def _decode(sample: Sample, max_frames: int) -> tuple[np.ndarray, FrameRecord, list[ImagePart]]:
+    from kinegraph.agents import encode_image
+
+    fps = float(sample.context.get("sampling_fps", VIDEO_SAMPLING_FPS))
+    frames, record = load_frames(sampled_media(sample.media, fps, max_frames))
+    return frames, record, [encode_image(f) for f in frames]
+
+
+def answer_question(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> Callable[..., Any]:
+    """Decode this variant's video, (measure,) ask until `<answer>X</answer>` parses, record the letter."""
+
+    async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        sample, start = state["sample"], time.perf_counter()
+        runtime.context.stats.decodes += 1
+        try:
+            frames, record, images = await asyncio.to_thread(_decode, sample, max_frames)
+            block = await asyncio.to_thread(tool, frames) if tool is not None else None
+        except (DataError, OSError, ValueError) as exc:
+            return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
+        text = prompt_text(sample, block)
+        trace: list[dict[str, Any]] = [{"node": "answer_question", "prompt": text, "n_images": len(images)}]
+        usage, raw, letter = Usage(), None, None
+        for attempt in range(max_attempts):
+            request = GenerateRequest(
+                messages=[Message(role="user", content=[*images, TextPart(text=text)])],
+                temperature=0.0 if attempt == 0 else 1.0,
+                max_tokens=MAX_NEW_TOKENS,
+                metadata={"sample_id": sample.id, "attempt": attempt},
+            )
+            response, error = await ask(runtime, request)
+            if response is None:
+                fields = {**error, "latency_s": time.perf_counter() - start}
+                return {
+                    "results": [
+                        prediction(sample, raw=raw, trace=trace, frames=record, usage=usage, **fields)
+                    ]
+                }
+            usage, raw = usage + response.usage, response.text
+            trace.append(
+                {"node": "answer_question", "attempt": attempt, "raw": raw, "cached": response.cached}
+            )
+            letter = extract_answer(raw)
+            if letter is not None:
+                break
+        result = prediction(
+            sample,
+            raw=raw,
+            answer=letter or FAILED_ANSWER,
+            status=Status.ok if letter else Status.parse_failure,
+            trace=trace,
+            frames=record,
+            usage=usage,
+            latency_s=time.perf_counter() - start,
+        )
+        return {"results": [result]}
+
+    return answer
+
+
+def _graph(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> CompiledStateGraph:
+    if max_attempts < 1 or max_frames < 2:
+        raise ValueError(f"need max_attempts >= 1 and max_frames >= 2, got {max_attempts}, {max_frames}")
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    graph.add_node("answer_question", answer_question(tool, max_frames, max_attempts))
+    graph.add_conditional_edges(START, fan_out("answer_question"), ["answer_question"])
+    graph.add_edge("answer_question", END)
+    return graph.compile()
+
+
+def build_baseline(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_RETRIES) -> CompiledStateGraph:
+    """`dsi.baseline`: the video's frames and the official RAWQA prompt."""
+    return _graph(None, max_frames, max_attempts)
+
+
+def build_tools(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_RETRIES) -> CompiledStateGraph:
+    """`dsi.tools`: plus the camera's self-motion measured by dense optical flow (non-official)."""
+    return _graph(camera_motion_block, max_frames, max_attempts)

@@ -1,0 +1,180 @@
+"""Checks every `/v1/` request passes before the app sees it, cheapest first.
+
+1. Auth: a bearer token among the configured keys (constant-time compare); without keys, only
+   loopback clients are served.
+2. Body size: a declared Content-Length over the limit is refused at once; a chunked body is counted
+   while it is read.
+3. Concurrency: `max_concurrency` POSTs run at once and `max_waiting` more may queue; beyond that the
+   answer is 429 with Retry-After. A slot is taken before the body is read, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kinegraph.serve.errors import error_body
+from kinegraph.serve.metrics import Scope, ServeMetrics
+from kinegraph.serve.settings import ServeSettings, is_loopback
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class _Refused(Exception):
+    def __init__(
+        self, status: int, message: str, kind: str, reason: str, headers: dict[str, str] | None = None
+    ):
+        super().__init__(message)
+        self.status, self.message, self.kind, self.reason = status, message, kind, reason
+        self.headers = headers or {}
+
+
+class RequestGuard:
+    """ASGI middleware: auth, body limit and concurrency limit for `/v1/` routes (see module docstring)."""
+
+    def __init__(self, app: Any, settings: ServeSettings, metrics: ServeMetrics) -> None:
+        self.app = app
+        self.settings = settings
+        self.metrics = metrics
+        self.keys = [k.encode() for k in settings.api_keys]
+        self.active = 0
+        self.waiting = 0
+        self._slots: asyncio.Semaphore | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        try:
+            self._check_auth(scope)
+            if scope["method"] != "POST":
+                await self.app(scope, receive, send)
+                return
+            self._check_declared_size(scope)
+            await self._run_in_slot(scope, receive, send)
+        except _Refused as refused:
+            self.metrics.rejected.labels(refused.reason).inc()
+            await _respond(send, refused)
+
+    def _check_auth(self, scope: Scope) -> None:
+        if not self.keys:
+            client = scope.get("client")
+            if client is not None and not is_loopback(client[0]):
+                raise _Refused(
+                    403, "this server has no API keys and serves loopback only", "forbidden", "auth"
+                )
+            return
+        header = _header(scope, b"authorization")
+        scheme, _, token = (header or "").partition(" ")
+        if header is None or scheme.lower() != "bearer" or not token.strip():
+            raise _Refused(
+                401,
+                "missing bearer token (Authorization: Bearer KEY)",
+                "authentication_error",
+                "auth",
+                {"www-authenticate": "Bearer"},
+            )
+        given = token.strip().encode()
+        if not any(hmac.compare_digest(given, key) for key in self.keys):
+            raise _Refused(
+                401, "invalid API key", "authentication_error", "auth", {"www-authenticate": "Bearer"}
+            )
+
+    def _check_declared_size(self, scope: Scope) -> None:
+        declared = _header(scope, b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise _Refused(400, "invalid Content-Length", "invalid_request_error", "bad_request")
+            if int(declared) > self.settings.max_body_bytes:
+                raise self._too_large()
+
+    def _too_large(self) -> _Refused:
+        limit = self.settings.max_body_bytes
+        return _Refused(
+            413, f"request body exceeds the limit of {limit} bytes", "request_too_large", "body_size"
+        )
+
+    async def _run_in_slot(self, scope: Scope, receive: Receive, send: Send) -> None:
+        settings = self.settings
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(settings.max_concurrency)
+        if self.active + self.waiting >= settings.max_concurrency + settings.max_waiting:
+            raise _Refused(
+                429,
+                "the server is at its concurrency limit; retry later",
+                "rate_limit_error",
+                "saturated",
+                {"retry-after": str(settings.retry_after_s)},
+            )
+        self.waiting += 1
+        self.metrics.waiting.inc()
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+            self.metrics.waiting.dec()
+        self.active += 1
+        self.metrics.in_flight.inc()
+        try:
+            body = await self._read_body(receive)
+            await self.app(scope, _replay(body, receive), send)
+        finally:
+            self.active -= 1
+            self.metrics.in_flight.dec()
+            self._slots.release()
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        chunks, size = [], 0
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        break
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.settings.max_body_bytes:
+                        raise self._too_large()
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            raise _Refused(
+                408, "the request body was not received in time", "timeout", "body_timeout"
+            ) from None
+        return b"".join(chunks)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that yields the buffered body once, then defers to the real one (disconnects)."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _respond(send: Send, refused: _Refused) -> None:
+    data = json.dumps(error_body(refused.status, refused.message, refused.kind)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in refused.headers.items()]
+    if refused.status == 413:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": refused.status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})

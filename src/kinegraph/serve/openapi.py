@@ -1,0 +1,56 @@
+"""OpenAPI for `/v1/qa`, whose one route takes JSON or multipart: both bodies are declared by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic.json_schema import models_json_schema
+
+from kinegraph.serve.schemas import QARequest
+
+_TEXT = {"type": "string"}
+_JSON_TEXT = "JSON text of the field of the same name in QARequest."
+QA_MULTIPART: dict[str, Any] = {
+    "title": "QAMultipart",
+    "type": "object",
+    "required": ["question"],
+    "description": "QARequest's fields as form fields; images uploaded as `frames` (in order) or a `video`.",
+    "properties": {
+        "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+        "options": {"type": "array", "items": _TEXT},
+        "graph": _TEXT,
+        "request_id": _TEXT,
+        "fps": {"type": "number"},
+        "frame_paths": {"type": "array", "items": _TEXT},
+        "video_path": _TEXT,
+        "trajectory": {"type": "string", "description": _JSON_TEXT},
+        "graph_options": {"type": "string", "description": _JSON_TEXT},
+        "frames": {"type": "array", "items": {"type": "string", "format": "binary"}},
+        "video": {"type": "string", "format": "binary"},
+    },
+}
+QA_REQUEST_BODY: dict[str, Any] = {
+    "required": True,
+    "content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/QARequest"}},
+        "multipart/form-data": {"schema": {"$ref": "#/components/schemas/QAMultipart"}},
+    },
+}
+
+
+def add_schemas(app: FastAPI) -> None:
+    """Make `app.openapi()` include QARequest (and the models it uses) and QAMultipart."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            _, defs = models_json_schema(
+                [(QARequest, "validation")], ref_template="#/components/schemas/{model}"
+            )
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(defs["$defs"])
+            components["QAMultipart"] = QA_MULTIPART
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

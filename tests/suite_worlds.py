@@ -1,0 +1,328 @@
+"""Small TAD and STSBench sets in their official layouts, built from scripted ego maneuvers.
+
+Ground truth comes from the script (the maneuver of each 3 s segment), not from any tool. Frames are
+tiny noise images: the loopback model under test reads only text. TAD scenes are chains of maneuvers
+written as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses) plus the TAD configs in the HF field
+layout; the synthetic world has no other road users, so the set is ego-only (no temp_object_localize).
+STSBench records are single ego maneuvers over 6 keyframes with the STSnu.json fields.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
+from kinegraph.benchmarks.synthetic.nuscenes_world import plan_track, token
+from kinegraph.media import write_image
+
+KEYFRAME_HZ = 2.0
+SEGMENT_S = 3.0
+FRAMES_PER_SEGMENT = int(SEGMENT_S * KEYFRAME_HZ)  # 6 intervals: 7 keyframes, shared ends overlap
+
+# TAD's eight actions for each scripted maneuver (braking or speeding up without a stop is straight driving).
+TAD_ACTION = {
+    "cruise": "Straight, constant speed",
+    "accelerate": "Straight, constant speed",
+    "brake": "Straight, constant speed",
+    "emergency_stop": "Stopping",
+    "stop_and_go": "Starting",
+    "standing": "Stopped",
+    "left_turn": "Turn left",
+    "right_turn": "Turn right",
+    "lane_change_left": "Change lane to the left",
+    "lane_change_right": "Change lane to the right",
+}
+TAD_ACTIONS = tuple(dict.fromkeys(TAD_ACTION.values()))
+PHRASE_LIST = ", ".join(f"'{a}'" for a in TAD_ACTIONS)
+LETTER_REPLY = "Respond with exactly one letter corresponding to the correct option."
+
+STS_EGO = {
+    "accelerate": "Ego is accelerating",
+    "stop_and_go": "Ego is accelerating",
+    "brake": "Ego is decelerating",
+    "emergency_stop": "Ego is stopping",
+    "left_turn": "Ego is turning left",
+    "right_turn": "Ego is turning right",
+    "lane_change_left": "Ego is changing lanes",
+    "lane_change_right": "Ego is changing lanes",
+}
+STS_EGO_TYPES = (
+    "Ego is accelerating",
+    "Ego is decelerating",
+    "Ego is changing lanes",
+    "Ego is turning left",
+    "Ego is turning right",
+    "Ego is performing u-turn",
+    "Ego is reversing",
+    "Ego is stopping",
+)
+
+
+def _quaternions(yaw_rad: np.ndarray) -> np.ndarray:
+    half = yaw_rad / 2.0
+    return np.stack([np.cos(half), np.zeros_like(half), np.zeros_like(half), np.sin(half)], axis=1)
+
+
+def _tiny_frame(rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(0, 255, (18, 32, 3), dtype=np.uint8)
+
+
+def write_nuscenes_keyframes(
+    root: Path, scenes: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]
+) -> None:
+    """nuScenes tables (v1.0-trainval) of keyframe-only scenes: (token, times_us, xy_m (N, 2), yaw_rad)."""
+    rng = np.random.default_rng(0)
+    tables: dict[str, list[dict]] = {
+        "log": [{"token": "log", "logfile": "synthetic"}],
+        "sensor": [{"token": "cam", "channel": "CAM_FRONT", "modality": "camera"}],
+        "calibrated_sensor": [
+            {
+                "token": "cs",
+                "sensor_token": "cam",
+                "translation": [1.7, 0, 1.5],
+                "rotation": [0.5, -0.5, 0.5, -0.5],
+                "camera_intrinsic": [[40.0, 0, 16], [0, 40.0, 9], [0, 0, 1]],
+            }
+        ],
+        "scene": [],
+        "sample": [],
+        "sample_data": [],
+        "ego_pose": [],
+    }
+    for scene_token, times_us, xy_m, yaw_rad in scenes:
+        n = len(times_us)
+        samples = [token(scene_token, "sample", i) for i in range(n)]
+        quats = _quaternions(yaw_rad)
+        tables["scene"].append(
+            {
+                "token": scene_token,
+                "name": scene_token[:8],
+                "log_token": "log",
+                "nbr_samples": n,
+                "first_sample_token": samples[0],
+                "last_sample_token": samples[-1],
+            }
+        )
+        for i, sample in enumerate(samples):
+            sd = token(scene_token, "sd", i)
+            filename = f"samples/CAM_FRONT/{scene_token}_{i:03d}.jpg"
+            write_image(root / filename, _tiny_frame(rng))
+            ts = int(times_us[i])
+            tables["sample"].append(
+                {
+                    "token": sample,
+                    "timestamp": ts,
+                    "scene_token": scene_token,
+                    "prev": samples[i - 1] if i else "",
+                    "next": samples[i + 1] if i + 1 < n else "",
+                }
+            )
+            tables["sample_data"].append(
+                {
+                    "token": sd,
+                    "sample_token": sample,
+                    "ego_pose_token": sd,
+                    "calibrated_sensor_token": "cs",
+                    "timestamp": ts,
+                    "is_key_frame": True,
+                    "filename": filename,
+                    "prev": "",
+                    "next": "",
+                }
+            )
+            tables["ego_pose"].append(
+                {
+                    "token": sd,
+                    "timestamp": ts,
+                    "rotation": quats[i].tolist(),
+                    "translation": [float(xy_m[i, 0]), float(xy_m[i, 1]), 0.0],
+                }
+            )
+    (root / "v1.0-trainval").mkdir(parents=True, exist_ok=True)
+    for name, rows in tables.items():
+        (root / "v1.0-trainval" / f"{name}.json").write_text(json.dumps(rows))
+
+
+def _options(correct: str, distractors: list[str], rng: np.random.Generator) -> tuple[list[str], str]:
+    choices = [correct, *distractors]
+    order = rng.permutation(len(choices))
+    shuffled = [choices[i] for i in order]
+    letters = "ABCDEFGH"
+    return [f"{letters[i]}. {c}." for i, c in enumerate(shuffled)], letters[shuffled.index(correct)]
+
+
+def _distractors(exclude: set[str], k: int, rng: np.random.Generator) -> list[str]:
+    pool = [a for a in TAD_ACTIONS if a not in exclude]
+    return [pool[i] for i in rng.choice(len(pool), size=k, replace=False)]
+
+
+def _collapse(actions: list[str]) -> list[str]:
+    return [a for i, a in enumerate(actions) if i == 0 or a != actions[i - 1]]
+
+
+def tad_scene_questions(
+    actions: list[str], anchors: list[int], rng: np.random.Generator
+) -> dict[str, list[dict]]:
+    """Questions of the six ego tasks for one scene whose segment k does actions[k] (anchored at "
+    "anchors[k])."""
+    out: dict[str, list[dict]] = {}
+    for k, action in enumerate(actions):
+        out.setdefault("exact_answer_action", []).append(
+            {
+                "segment": k,
+                "answer": action,
+                "options": [],
+                "question": "What best describes the motion of the ego vehicle in this video segment? "
+                f"Respond with exactly one full phrase from the following list: {PHRASE_LIST}",
+            }
+        )
+        options, letter = _options(action, _distractors({action}, 3, rng), rng)
+        out.setdefault("mc_action", []).append(
+            {
+                "segment": k,
+                "answer": letter,
+                "options": options,
+                "question": f"What is the motion of the ego vehicle in this video segment? {LETTER_REPLY}",
+            }
+        )
+    counts = {a: actions.count(a) for a in dict.fromkeys(actions)}
+    most = max(counts.values())
+    if list(counts.values()).count(most) == 1:
+        longest = max(counts, key=counts.__getitem__)
+        others = [a for a in counts if a != longest]
+        others += _distractors(set(counts), 3 - len(others), rng) if len(others) < 3 else []
+        options, letter = _options(longest, others[:3], rng)
+        out["action_duration"] = [
+            {
+                "answer": letter,
+                "options": options,
+                "question": f"Which action did the ego vehicle spend the most time doing? {LETTER_REPLY}",
+            }
+        ]
+    order = _collapse(actions)
+    if len(set(order)) >= 2:
+        wrong = {"; ".join(order[::-1]), "; ".join(order[1:] + order[:1]), "; ".join(order[-1:] + order[:-1])}
+        wrong.discard("; ".join(order))
+        options, letter = _options("; ".join(order), sorted(wrong), rng)
+        out["temp_ordering"] = [
+            {
+                "answer": letter,
+                "options": options,
+                "question": "Which of the following represents the correct temporal order of motions for "
+                "the ego "
+                f"vehicle? {LETTER_REPLY}",
+            }
+        ]
+    for action in counts:
+        segments = [anchors[k] for k, a in enumerate(actions) if a == action]
+        out.setdefault("temp_action_localize", []).append(
+            {
+                "answer": segments,
+                "options": [],
+                "question": f"In which frames is the ego vehicle doing action '{action.lower()}'? Respond "
+                "with an "
+                "explicit list of all frame numbers, enumerating each value individually, without "
+                "summarizing as a range.",
+            }
+        )
+    first = {a: actions.index(a) for a in counts}
+    if len(first) >= 2:
+        a, b = sorted(first, key=first.__getitem__)[:2]
+        options, letter = _options(a, [b], rng)
+        out["relative_action_localize"] = [
+            {
+                "answer": letter,
+                "options": options,
+                "question": f"Which ego vehicle event happened earlier in the video? {LETTER_REPLY}",
+            }
+        ]
+    return out
+
+
+def write_tad_world(root: Path, n_scenes: int = 6, seed: int = 0, segments: int = 4) -> tuple[Path, Path]:
+    """(TAD config dir, nuScenes root) of `n_scenes` scripted scenes of `segments` x 3 s."""
+    nuscenes_root, tad_dir = root / "nuscenes", root / "tad"
+    tad_dir.mkdir(parents=True, exist_ok=True)
+    scenes, keysegment_rows = [], []
+    configs: dict[str, list[dict]] = {}
+    for k in range(n_scenes):
+        rng = np.random.default_rng([seed, k])
+        track = plan_track([seed, k], segments, rate_hz=KEYFRAME_HZ)
+        names = [name for name, _, _ in track.segments]
+        scene_token = token(seed, "tad-scene", k)
+        times_us = (
+            1_500_000_000_000_000 + k * 60_000_000 + np.round(track.timestamps_s * 1e6).astype(np.int64)
+        )
+        scenes.append((scene_token, times_us, track.xy_m, track.yaw_rad))
+        samples = [token(scene_token, "sample", i) for i in range(len(times_us))]
+        windows = [
+            list(range(j * FRAMES_PER_SEGMENT, (j + 1) * FRAMES_PER_SEGMENT + 1)) for j in range(segments)
+        ]
+        anchors = [w[len(w) // 2] for w in windows]
+        keysegment_rows.append(
+            {
+                "scene_token": scene_token,
+                "sample_tokens": samples,
+                "keysegments": anchors,
+                "keyframes_token_formatted": [
+                    {"segment_key": samples[a], "frames": [samples[i] for i in w]}
+                    for a, w in zip(anchors, windows, strict=True)
+                ],
+                "keyframes_index_formatted": [
+                    {"segment_index_key": str(a), "indices": w} for a, w in zip(anchors, windows, strict=True)
+                ],
+            }
+        )
+        questions = tad_scene_questions([TAD_ACTION[n] for n in names], anchors, rng)
+        for task, rows in questions.items():
+            for q in rows:
+                row = {
+                    "idx": len(configs.get(task, [])),
+                    "scene_token": scene_token,
+                    "question": q["question"],
+                    "options": q["options"],
+                    "answer": q["answer"],
+                }
+                if "segment" in q:
+                    row["sample_token"] = samples[anchors[q["segment"]]]
+                    row["keysegment"] = anchors[q["segment"]]
+                configs.setdefault(task, []).append(row)
+    write_nuscenes_keyframes(nuscenes_root, scenes)
+    configs["keysegments"] = keysegment_rows
+    for name, rows in configs.items():
+        (tad_dir / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tad_dir, nuscenes_root
+
+
+def write_stsbench_world(root: Path, n_records: int = 24, seed: int = 0) -> Path:
+    """STSnu.json with `n_records` ego scenarios (6 keyframes of one scripted maneuver each) and frames."""
+    maneuvers = sorted(STS_EGO)
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(n_records):
+        name = maneuvers[i % len(maneuvers)]
+        track = script_maneuver(name, seed + i, duration_s=2.5, rate_hz=KEYFRAME_HZ)
+        positive = STS_EGO[name]
+        negatives = [t for t in STS_EGO_TYPES if t != positive]
+        frames = [f"samples/CAM_FRONT/sts_{i:03d}_{j}.jpg" for j in range(len(track.timestamps_s))]
+        for f in frames:
+            write_image(root / f, _tiny_frame(rng))
+        records.append(
+            {
+                "scenario": positive,
+                "negative_scenarios": ",".join(negatives),
+                "sensors": {"CAM_FRONT": frames},
+                "ego": {
+                    "xyz": [[float(x), float(y), 0.0] for x, y in track.xy_m],
+                    "yaw": [float(v) for v in track.yaw_rad],
+                    "velocity": [float(v) for v in track.speed_mps],
+                    "ego_pose_token": [token(seed, "sts", i, j) for j in range(len(frames))],
+                },
+            }
+        )
+    path = root / "STSnu.json"
+    path.write_text(json.dumps(records))
+    return path
