@@ -10,7 +10,31 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-app = typer.Typer(
+#: Options whose value may be left out (`--ray` alone = `--ray local`); typer has no optional-value options.
+OPTIONAL_VALUES = {"--ray": "local"}
+
+
+def fill_optional_values(args: list[str]) -> list[str]:
+    """`--ray` at the end or before another option becomes `--ray=local`; `--ray ADDRESS` is kept."""
+    out = []
+    for i, arg in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        if arg in OPTIONAL_VALUES and (following is None or following.startswith("-")):
+            arg = f"{arg}={OPTIONAL_VALUES[arg]}"
+        out.append(arg)
+    return out
+
+
+class App(typer.Typer):
+    """The typer app, with `fill_optional_values` applied to the command line."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not args and "args" not in kwargs:
+            kwargs["args"] = fill_optional_values(sys.argv[1:])
+        return super().__call__(*args, **kwargs)
+
+
+app = App(
     help="Run VLM + physical-tool graphs over motion benchmarks and score them as the official code does.",
     no_args_is_help=True,
     add_completion=False,
@@ -257,6 +281,35 @@ def parse_options(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def ray_options(
+    address: str,
+    workers: int | None = None,
+    shard_groups: int = 1,
+    cpus: float | None = None,
+    gpus: float | None = None,
+    runtime_env: str | None = None,
+) -> Any:
+    """RayOptions from the `--ray*` flags (`local` = start a local instance)."""
+    import json
+
+    from pydantic import ValidationError
+
+    from kinegraph.ray_runner import RayOptions
+
+    try:
+        env = json.loads(runtime_env) if runtime_env else None
+        return RayOptions(
+            address=None if address == "local" else address,
+            workers=workers,
+            shard_groups=shard_groups,
+            num_cpus=cpus,
+            num_gpus=gpus,
+            runtime_env=env,
+        )
+    except (json.JSONDecodeError, ValidationError) as exc:
+        raise fail(f"bad --ray option: {exc}") from None
+
+
 @app.command()
 @clean_errors
 def run(
@@ -285,6 +338,23 @@ def run(
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
+        ),
+    ] = None,
+    ray_workers: Annotated[int | None, typer.Option(help="Ray workers (default: what fits).")] = None,
+    ray_shard_groups: Annotated[int, typer.Option(help="Clips per Ray task.")] = 1,
+    ray_cpus: Annotated[float | None, typer.Option(help="CPUs per Ray worker (default 1).")] = None,
+    ray_gpus: Annotated[
+        float | None, typer.Option(help="GPUs per Ray worker (default 1 for GPU graphs, else 0).")
+    ] = None,
+    ray_runtime_env: Annotated[
+        str | None, typer.Option(help="Ray runtime_env as JSON (env_vars, py_modules, working_dir).")
+    ] = None,
 ) -> None:
     """Run a graph over a benchmark; writes run.json, predictions.jsonl, metrics.json, official/."""
     import json
@@ -309,7 +379,13 @@ def run(
         loader_options=parse_options(data_option),
     )
     try:
-        summary = run_graph(config, show_progress=progress)
+        if ray is None:
+            summary = run_graph(config, show_progress=progress)
+        else:
+            from kinegraph.ray_runner import run_on_ray
+
+            options = ray_options(ray, ray_workers, ray_shard_groups, ray_cpus, ray_gpus, ray_runtime_env)
+            summary = run_on_ray(config, options, show_progress=progress)
     except KeyboardInterrupt:
         raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
     except ValueError as exc:
@@ -327,6 +403,47 @@ def run(
             indent=2,
         )
     )
+
+
+@app.command()
+@clean_errors
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: benchmarks x graphs x models x options.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sweep directory (rerun the same to resume).")],
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
+        ),
+    ] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples in the reports.")] = 2000,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar per run.")] = True,
+) -> None:
+    """Run every combination of a sweep file, one run directory each, then one comparison report."""
+    from kinegraph.sweep_runner import run_sweep, summary_json
+
+    def announce(plan: Any) -> None:
+        typer.echo(f"== {plan.benchmark}/{plan.name}", err=True)
+
+    try:
+        result = run_sweep(
+            sweep_file,
+            out,
+            ray_address=None if ray in (None, "local") else ray,
+            use_ray=ray is not None,
+            show_progress=progress,
+            n_boot=n_boot,
+            on_run=announce,
+        )
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    typer.echo(summary_json(result))
+    if result.failed:
+        raise fail(f"{len(result.failed)} run(s) failed; see {out / 'sweep.json'}", code=1)
 
 
 @app.command()

@@ -116,6 +116,25 @@ async def _run_group(
     return out
 
 
+def start_run(config: RunConfig, **extra: Any) -> dict[str, Any]:
+    """Write run.json's opening state; a resumed run keeps its first start time and counts sessions."""
+    out_dir = Path(config.out_dir)
+    previous = read_json(out_dir / RUN_JSON) or {}
+    started = now()
+    run_info = {
+        "config": config.model_dump(),
+        "versions": versions(),
+        "git_sha": git_sha(),
+        "started_at": previous.get("started_at", started),
+        "session_started_at": started,
+        "sessions": previous.get("sessions", 0) + 1,
+        "status": "running",
+        **extra,
+    }
+    write_json(out_dir / RUN_JSON, run_info)
+    return run_info
+
+
 async def run_async(
     config: RunConfig,
     *,
@@ -144,18 +163,7 @@ async def run_async(
     context = GraphContext(
         backend=backend if needs_model else None, limiter=asyncio.Semaphore(max(1, config.concurrency))
     )
-    previous = read_json(out_dir / RUN_JSON) or {}
-    started, t0 = now(), time.perf_counter()
-    run_info = {
-        "config": config.model_dump(),
-        "versions": versions(),
-        "git_sha": git_sha(),
-        "started_at": previous.get("started_at", started),
-        "session_started_at": started,
-        "sessions": previous.get("sessions", 0) + 1,
-        "status": "running",
-    }
-    write_json(out_dir / RUN_JSON, run_info)
+    run_info, t0 = start_run(config), time.perf_counter()
     status, n_new = "completed", 0
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
     try:

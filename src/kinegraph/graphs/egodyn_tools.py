@@ -148,3 +148,4 @@ PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {
 
 for _builder in (build_vo, build_flow, build_gpu_flow):
     _builder.needs_model = False  # type: ignore[attr-defined]
+build_gpu_flow.needs_gpu = True  # type: ignore[attr-defined]  # on Ray: a GPU per worker when the cluster has one

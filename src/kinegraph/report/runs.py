@@ -37,8 +37,10 @@ class RunData:
 
     @property
     def name(self) -> str:
-        model = self.config.get("model")
-        return f"{self.config.get('graph')}" + (f" · {model}" if model else "")
+        model, options = self.config.get("model"), self.config.get("options") or {}
+        settings = ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+        graph = f"{self.config.get('graph')}" + (f"[{settings}]" if settings else "")
+        return graph + (f" · {model}" if model else "")
 
     @property
     def suite(self) -> Suite:

@@ -1,0 +1,213 @@
+"""Sweeps: benchmarks x graphs x models x options from one YAML file, one run directory per combination.
+
+```yaml
+benchmarks:                      # name -> its files (paths relative to this file)
+  egodyn: {data: ./egodyn, limit: 280}
+graphs:                          # a name, or graph + options (+ benchmarks)
+  - egodyn.vision
+  - graph: egodyn.trajectory
+    options: {encoding: [summary, timeseries]}   # a list is a grid axis: one run per value
+models: [vllm:qwen2.5-vl-7b, {model: openai:gpt-4o}]   # a mapping may add its own base_url
+options: {}                      # a grid applied to every graph (each graph's own options win)
+run: {concurrency: 16, base_url: http://gpu-box:8000/v1, cache: ./cache.sqlite}
+ray: {shard_groups: 2}           # used with --ray
+```
+
+A registered graph runs on the benchmark its name starts with (`egodyn.vision` -> egodyn); a user graph
+(`pkg.module:build`) on every benchmark unless it lists `benchmarks`. A VLM-free graph runs once, not
+once per model. Pass a list-valued option as a one-element list of lists (`[[1, 2]]`).
+Runs land in `OUT/<benchmark>/<graph>[__option=value...][__model]/`; rerunning resumes each of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kinegraph.errors import DataError
+from kinegraph.graphs import resolve_builder
+from kinegraph.registry import UnknownEntryError
+from kinegraph.types import RunConfig
+
+#: RunConfig fields a sweep's `run:` section may set (the rest come from the grid).
+RUN_FIELDS = {"concurrency", "base_url", "cache", "use_cache", "max_cost_usd", "retry_errors", "seed"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BenchmarkEntry(_Strict):
+    data: str
+    limit: int | None = Field(default=None, ge=1)
+    loader_options: dict[str, Any] = Field(default_factory=dict)
+
+
+class GraphEntry(_Strict):
+    graph: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    benchmarks: list[str] | None = None
+
+
+class ModelEntry(_Strict):
+    model: str
+    base_url: str | None = None
+
+
+class SweepSpec(_Strict):
+    """A parsed sweep file (see the module docstring)."""
+
+    benchmarks: dict[str, BenchmarkEntry] = Field(min_length=1)
+    graphs: list[GraphEntry] = Field(min_length=1)
+    models: list[ModelEntry] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict)
+    run: dict[str, Any] = Field(default_factory=dict)
+    ray: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("graphs", mode="before")
+    @classmethod
+    def _graph_names(cls, value: Any) -> Any:
+        return (
+            [{"graph": g} if isinstance(g, str) else g for g in value] if isinstance(value, list) else value
+        )
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _model_names(cls, value: Any) -> Any:
+        return (
+            [{"model": m} if isinstance(m, str) else m for m in value] if isinstance(value, list) else value
+        )
+
+    @field_validator("run")
+    @classmethod
+    def _run_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - RUN_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown run settings {unknown}; allowed: {sorted(RUN_FIELDS)}")
+        return value
+
+
+class PlannedRun(BaseModel):
+    """One combination of the sweep: its name, benchmark and the run's config."""
+
+    name: str
+    benchmark: str
+    config: RunConfig
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Parse and check a sweep file; data and cache paths become relative to the file's folder."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise DataError("sweep file not found", path=path) from None
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise DataError(
+            f"not valid YAML ({exc.__class__.__name__})", path=path, line=line and line + 1
+        ) from None
+    if not isinstance(raw, dict):
+        raise DataError("a sweep file is a mapping with benchmarks, graphs and models", path=path)
+    try:
+        spec = SweepSpec.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise DataError(first["msg"], path=path, field=field) from None
+    base = path.parent
+    for entry in spec.benchmarks.values():
+        entry.data = str((base / entry.data).resolve())
+    if spec.run.get("cache"):
+        spec.run["cache"] = str((base / spec.run["cache"]).resolve())
+    return spec
+
+
+def option_grid(options: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every combination of the list-valued options (scalars are fixed): {a: [1, 2], b: x} -> 2 dicts."""
+    keys = sorted(options)
+    axes = [v if isinstance(v, list) else [v] for v in (options[k] for k in keys)]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
+
+
+def run_name(graph: str, options: dict[str, Any], model: str | None) -> str:
+    """A folder name for one combination: graph, option=value pairs, model; filesystem-safe."""
+    parts = [graph, *(f"{k}={v}" for k, v in sorted(options.items()))]
+    if model:
+        parts.append(model)
+    return "__".join(re.sub(r"[^A-Za-z0-9._=+-]", "-", str(p)) for p in parts)
+
+
+def graph_benchmarks(entry: GraphEntry, spec: SweepSpec, path: str | Path) -> list[str]:
+    """The benchmarks a graph runs on: its own list, its name's family, or (user graphs) all of them."""
+    if entry.benchmarks is not None:
+        unknown = [b for b in entry.benchmarks if b not in spec.benchmarks]
+        if unknown:
+            raise DataError(
+                f"{entry.graph}: benchmarks {unknown} are not in the sweep", path=path, field="graphs"
+            )
+        return entry.benchmarks
+    if ":" in entry.graph:
+        return list(spec.benchmarks)
+    family = entry.graph.split(".", 1)[0]
+    if family not in spec.benchmarks:
+        raise DataError(
+            f"{entry.graph} is a {family} graph but the sweep has no {family} benchmark",
+            path=path,
+            field="graphs",
+        )
+    return [family]
+
+
+def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -> list[PlannedRun]:
+    """Every run of the sweep, in file order: graphs x option values x models, per benchmark."""
+    out_dir = Path(out_dir)
+    runs: list[PlannedRun] = []
+    for i, entry in enumerate(spec.graphs):
+        benchmarks = graph_benchmarks(entry, spec, path)
+        try:
+            needs_model = getattr(resolve_builder(entry.graph), "needs_model", True)
+        except (UnknownEntryError, ImportError, AttributeError, ValueError) as exc:
+            raise DataError(str(exc), path=path, field=f"graphs.{i}") from None
+        if needs_model and not spec.models:
+            raise DataError(
+                f"{entry.graph} needs a model and the sweep lists none", path=path, field="models"
+            )
+        models: list[ModelEntry | None] = list(spec.models) if needs_model else [None]
+        for benchmark in benchmarks:
+            bench = spec.benchmarks[benchmark]
+            for options in option_grid({**spec.options, **entry.options}):
+                for model in models:
+                    name = run_name(entry.graph, options, model.model if model else None)
+                    settings = dict(spec.run)
+                    if model is not None and model.base_url:
+                        settings["base_url"] = model.base_url
+                    try:
+                        config = RunConfig(
+                            benchmark=benchmark,
+                            graph=entry.graph,
+                            model=model.model if model else None,
+                            data=bench.data,
+                            out_dir=str(out_dir / benchmark / name),
+                            limit=bench.limit,
+                            options=options,
+                            loader_options=bench.loader_options,
+                            **settings,
+                        )
+                    except ValidationError as exc:
+                        first = exc.errors()[0]
+                        raise DataError(first["msg"], path=path, field=f"run.{first['loc'][0]}") from None
+                    runs.append(PlannedRun(name=name, benchmark=benchmark, config=config))
+    seen: set[str] = set()
+    for r in runs:
+        if r.config.out_dir in seen:
+            raise DataError(
+                f"two combinations share the run directory {r.config.out_dir}", path=path, field="graphs"
+            )
+        seen.add(r.config.out_dir)
+    return runs

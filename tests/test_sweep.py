@@ -1,0 +1,97 @@
+"""Sweep files: parsing, checks with file and field in the message, and the expansion into runs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from kinegraph.errors import DataError
+from kinegraph.sweep import expand, load_sweep, option_grid, run_name
+from runner_support import write_graph_module
+
+
+@pytest.fixture
+def user_graph(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return write_graph_module(tmp_path)
+
+
+def write(tmp_path, text):
+    path = tmp_path / "sweep.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_grid_models_and_vlm_free_graphs_expand_in_file_order(tmp_path, user_graph):
+    path = write(
+        tmp_path,
+        f"""
+        benchmarks:
+          egodyn: {{data: data/egodyn, limit: 28}}
+        graphs:
+          - {user_graph}
+          - graph: egodyn.trajectory
+            options: {{encoding: [summary, timeseries]}}
+        models:
+          - vllm:qwen2.5-vl-7b
+          - {{model: "openai:gpt-4o", base_url: "http://other:1/v1"}}
+        options: {{text_only: true}}
+        run: {{concurrency: 4, cache: cache.sqlite, base_url: "http://vllm:8000/v1"}}
+        """,
+    )
+    runs = expand(load_sweep(path), tmp_path / "out", path)
+    names = [r.name for r in runs]
+    assert names == [
+        "first_option_graph-build__text_only=True",  # VLM-free: once, not once per model
+        "egodyn.trajectory__encoding=summary__text_only=True__vllm-qwen2.5-vl-7b",
+        "egodyn.trajectory__encoding=summary__text_only=True__openai-gpt-4o",
+        "egodyn.trajectory__encoding=timeseries__text_only=True__vllm-qwen2.5-vl-7b",
+        "egodyn.trajectory__encoding=timeseries__text_only=True__openai-gpt-4o",
+    ]
+    first, openai_run = runs[0].config, runs[2].config
+    assert first.model is None and first.data == str(tmp_path / "data" / "egodyn") and first.limit == 28
+    assert first.out_dir == str(tmp_path / "out" / "egodyn" / names[0])
+    assert openai_run.base_url == "http://other:1/v1" and runs[1].config.base_url == "http://vllm:8000/v1"
+    assert openai_run.options == {"encoding": "summary", "text_only": True} and openai_run.concurrency == 4
+    assert openai_run.cache == str(tmp_path / "cache.sqlite")
+
+
+def test_option_grid_and_names():
+    assert option_grid({"a": [1, 2], "b": "x", "c": [True, False]}) == [
+        {"a": 1, "b": "x", "c": True},
+        {"a": 1, "b": "x", "c": False},
+        {"a": 2, "b": "x", "c": True},
+        {"a": 2, "b": "x", "c": False},
+    ]
+    assert option_grid({"size": [[1, 2]]}) == [{"size": [1, 2]}]  # a list-valued option, fixed
+    assert option_grid({}) == [{}]
+    assert run_name("pkg.mod:build", {"k": "a/b"}, "vllm:org/model") == "pkg.mod-build__k=a-b__vllm-org-model"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\nmodelz: [x]\n", "field 'modelz'"),
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\n", "needs a model"),
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [quantiphy.x]\nmodels: [a:b]\n", "no quantiphy benchmark"),
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\nmodels: [a:b]\nrun: {speed: 2}\n", "run"),
+        ("benchmarks: {egodyn: {}}\ngraphs: [egodyn.vision]\n", "field 'benchmarks.egodyn.data'"),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.nope]\nmodels: [a:b]\n",
+            "'graphs.0'.*unknown graph",
+        ),
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [nomodule:build]\n", "'graphs.0'.*nomodule"),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\nmodels: [a:b]\nrun: {concurrency: x}",
+            "field 'run.concurrency'",
+        ),
+        ("benchmarks: {egodyn: {data: d}\ngraphs: [", "sweep.yaml:"),
+        ("benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision, egodyn.vision]\nmodels: [a:b]\n", "share"),
+    ],
+)
+def test_bad_sweep_files_name_file_and_field(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(DataError, match=message) as info:
+        expand(load_sweep(path), tmp_path / "out", path)
+    assert str(path) in str(info.value)
