@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
@@ -25,13 +24,9 @@ from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SI
 from kinegraph.evaluators.autodridm import parse_letters
 from kinegraph.graphs.nodes import (
     ask,
-    decode_frames,
-    encode_frames,
-    fan_out,
     prediction,
-    record_group_error,
-    route_on_error,
 )
+from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Status
 
@@ -91,24 +86,8 @@ def answer_question() -> Callable[..., Any]:
 
 
 def _graph(with_cues: bool, max_side: int | None) -> CompiledStateGraph:
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("decode_frames", decode_frames(None))
-    graph.add_node("encode_frames", encode_frames(max_side))
-    graph.add_node("answer_question", answer_question())
-    graph.add_node("record_group_error", record_group_error)
-    graph.add_edge(START, "decode_frames")
-    graph.add_conditional_edges(
-        "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
-    )
-    last = "encode_frames"
-    if with_cues:
-        graph.add_node("measure_image_cues", measure_image_cues)
-        graph.add_edge("encode_frames", "measure_image_cues")
-        last = "measure_image_cues"
-    graph.add_conditional_edges(last, fan_out("answer_question"), ["answer_question"])
-    graph.add_edge("answer_question", END)
-    graph.add_edge("record_group_error", END)
-    return graph.compile()
+    prelude = [("measure_image_cues", measure_image_cues)] if with_cues else []
+    return question_graph(answer_question(), max_side=max_side, prelude=prelude)
 
 
 def build_baseline(max_side: int | None = None) -> CompiledStateGraph:

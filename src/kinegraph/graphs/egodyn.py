@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
@@ -21,13 +20,9 @@ from kinegraph.evaluators.egodyn import parse_answer
 from kinegraph.graphs import egodyn_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
-    decode_frames,
-    encode_frames,
-    fan_out,
     prediction,
-    record_group_error,
-    route_on_error,
 )
+from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Sample, Status
 
@@ -156,32 +151,15 @@ def _vlm_graph(
     frames: bool = True,
 ) -> CompiledStateGraph:
     """decode -> encode -> [prelude nodes] -> ask (per question via Send, or grouped)."""
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    steps: list[str] = []
-    if frames:
-        graph.add_node("decode_frames", decode_frames(num_frames))
-        graph.add_node("encode_frames", encode_frames(max_side))
-        graph.add_node("record_group_error", record_group_error)
-        graph.add_edge("record_group_error", END)
-        steps = ["decode_frames", "encode_frames"]
-    for name, node in prelude:
-        graph.add_node(name, node)
-        steps.append(name)
-    if steps:
-        graph.add_edge(START, steps[0])
-    for a, b in zip(steps, steps[1:], strict=False):
-        if a == "decode_frames":
-            graph.add_conditional_edges(a, route_on_error(b), [b, "record_group_error"])
-        else:
-            graph.add_edge(a, b)
-    answer_node = "answer_clip" if grouped else "answer_question"
-    graph.add_node(answer_node, answer_clip(blocks) if grouped else answer_question(blocks))
-    if grouped:
-        graph.add_edge(steps[-1] if steps else START, answer_node)
-    else:
-        graph.add_conditional_edges(steps[-1] if steps else START, fan_out(answer_node), [answer_node])
-    graph.add_edge(answer_node, END)
-    return graph.compile()
+    return question_graph(
+        answer_clip(blocks) if grouped else answer_question(blocks),
+        answer_name="answer_clip" if grouped else "answer_question",
+        num_frames=num_frames,
+        max_side=max_side,
+        prelude=prelude,
+        frames=frames,
+        grouped=grouped,
+    )
 
 
 def build_vision(

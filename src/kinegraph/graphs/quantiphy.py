@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
@@ -21,14 +20,10 @@ from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
-    decode_frames,
-    encode_frames,
-    fan_out,
     prediction,
-    record_group_error,
-    route_on_error,
 )
-from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.graphs.shapes import question_graph
+from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage
 
 MAX_ATTEMPTS = 5  # upstream MAX_RETRIES = 4 re-asks after the first
@@ -140,22 +135,9 @@ async def answer_with_cot(state: QuestionState, runtime: Runtime[GraphContext]) 
 def _graph(
     answer: Callable[..., Any], *, frames: bool, max_frames: int | None, max_side: int | None
 ) -> CompiledStateGraph:
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("answer", answer)
-    if frames:
-        graph.add_node("decode_frames", decode_frames(max_frames))
-        graph.add_node("encode_frames", encode_frames(max_side))
-        graph.add_node("record_group_error", record_group_error)
-        graph.add_edge(START, "decode_frames")
-        graph.add_conditional_edges(
-            "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
-        )
-        graph.add_conditional_edges("encode_frames", fan_out("answer"), ["answer"])
-        graph.add_edge("record_group_error", END)
-    else:
-        graph.add_conditional_edges(START, fan_out("answer"), ["answer"])
-    graph.add_edge("answer", END)
-    return graph.compile()
+    return question_graph(
+        answer, answer_name="answer", num_frames=max_frames, max_side=max_side, frames=frames
+    )
 
 
 def build_zero_shot(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:

@@ -31,14 +31,10 @@ from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
-    decode_frames,
-    encode_frames,
-    fan_out,
     prediction,
-    record_group_error,
-    route_on_error,
 )
 from kinegraph.graphs.quantiphy import ask_number, request_metadata
+from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage
 
@@ -255,21 +251,13 @@ def _vlm_tool_graph(fallback: bool, max_frames: int | None, max_side: int | None
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         return await answer_with_tools(state, runtime, fallback)
 
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("decode_frames", decode_frames(max_frames))
-    graph.add_node("encode_frames", encode_frames(max_side))
-    graph.add_node("keep_frames", keep_frames)
-    graph.add_node("answer", answer)
-    graph.add_node("record_group_error", record_group_error)
-    graph.add_edge(START, "decode_frames")
-    graph.add_conditional_edges(
-        "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
+    return question_graph(
+        answer,
+        answer_name="answer",
+        num_frames=max_frames,
+        max_side=max_side,
+        prelude=[("keep_frames", keep_frames)],
     )
-    graph.add_edge("encode_frames", "keep_frames")
-    graph.add_conditional_edges("keep_frames", fan_out("answer"), ["answer"])
-    graph.add_edge("answer", END)
-    graph.add_edge("record_group_error", END)
-    return graph.compile()
 
 
 def build_tools(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:

@@ -20,21 +20,16 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message
 from kinegraph.graphs.nodes import (
     ask,
-    decode_frames,
-    encode_frames,
-    fan_out,
     prediction,
-    record_group_error,
-    route_on_error,
 )
-from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.graphs.shapes import question_graph
+from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tad_prompts import IMAGE_TOKEN, interleave
 from kinegraph.tools import tcogmap
 from kinegraph.types import Sample, Status
@@ -120,19 +115,7 @@ def answer_question(context: ContextFn) -> Callable[..., Any]:
 
 
 def _graph(context: ContextFn, max_side: int | None) -> CompiledStateGraph:
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("decode_frames", decode_frames(None))
-    graph.add_node("encode_frames", encode_frames(max_side))
-    graph.add_node("answer_question", answer_question(context))
-    graph.add_node("record_group_error", record_group_error)
-    graph.add_edge(START, "decode_frames")
-    graph.add_conditional_edges(
-        "decode_frames", route_on_error("encode_frames"), ["encode_frames", "record_group_error"]
-    )
-    graph.add_conditional_edges("encode_frames", fan_out("answer_question"), ["answer_question"])
-    graph.add_edge("answer_question", END)
-    graph.add_edge("record_group_error", END)
-    return graph.compile()
+    return question_graph(answer_question(context), max_side=max_side)
 
 
 def build_baseline(max_side: int | None = None) -> CompiledStateGraph:

@@ -1,0 +1,58 @@
+"""The graph shape most benchmarks share, built once: frames -> prelude -> questions.
+
+decode the group's frames once -> encode them once -> optional prelude nodes (tools, text encodings) ->
+either one branch per question (`Send`) or one grouped node; a decode failure records an input error for
+every sample of the group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from kinegraph.graphs.nodes import decode_frames, encode_frames, fan_out, record_group_error, route_on_error
+from kinegraph.graphs.state import GraphContext, GroupState
+
+Node = Callable[..., Any]
+
+
+def question_graph(
+    answer: Node,
+    *,
+    answer_name: str = "answer_question",
+    num_frames: int | None = None,
+    max_side: int | None = None,
+    prelude: Sequence[tuple[str, Node]] = (),
+    frames: bool = True,
+    grouped: bool = False,
+) -> CompiledStateGraph:
+    """Compile the shape; `answer` gets a QuestionState per question, or the GroupState if `grouped`."""
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    steps: list[str] = []
+    if frames:
+        graph.add_node("decode_frames", decode_frames(num_frames))
+        graph.add_node("encode_frames", encode_frames(max_side))
+        graph.add_node("record_group_error", record_group_error)
+        graph.add_edge("record_group_error", END)
+        steps = ["decode_frames", "encode_frames"]
+    for name, node in prelude:
+        graph.add_node(name, node)
+        steps.append(name)
+    graph.add_node(answer_name, answer)
+    if steps:
+        graph.add_edge(START, steps[0])
+    for a, b in zip(steps, steps[1:], strict=False):
+        if a == "decode_frames":
+            graph.add_conditional_edges(a, route_on_error(b), [b, "record_group_error"])
+        else:
+            graph.add_edge(a, b)
+    last = steps[-1] if steps else START
+    if grouped:
+        graph.add_edge(last, answer_name)
+    else:
+        graph.add_conditional_edges(last, fan_out(answer_name), [answer_name])
+    graph.add_edge(answer_name, END)
+    return graph.compile()
