@@ -12,7 +12,7 @@ import asyncio
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +174,9 @@ async def run_async(
         raise
     finally:
         log.close()
-        summary = _finish(config, samples, run_info, status, n_new, time.perf_counter() - t0, context)
+        summary = _finish(
+            config, samples, run_info, status, n_new, time.perf_counter() - t0, context, known=log.done
+        )
     return summary
 
 
@@ -226,11 +228,16 @@ def _finish(
     n_new: int,
     elapsed_s: float,
     context: GraphContext,
+    known: Mapping[str, Prediction] | None = None,
 ) -> RunSummary:
-    """Score what is there, export the official files, and write run.json with totals."""
+    """Score what is there, export the official files, and write run.json with totals.
+
+    `known` is the log already in memory (everything in predictions.jsonl); without it the file is read.
+    """
     out_dir = Path(config.out_dir)
     ids = {s.id for s in samples}
-    predictions = [p for p in read_predictions(out_dir / PREDICTIONS) if p.sample_id in ids]
+    everything = known.values() if known is not None else read_predictions(out_dir / PREDICTIONS)
+    predictions = [p for p in everything if p.sample_id in ids]
     usage = Usage()
     for p in predictions:
         usage = usage + p.usage
