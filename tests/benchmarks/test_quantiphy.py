@@ -78,3 +78,24 @@ def test_missing_column_is_named(tmp_path):
     pd.DataFrame({"video_id": ["v"], "question": ["q"]}).to_csv(tmp_path / "x.csv", index=False)
     with pytest.raises(DataError, match=r"x.csv: field 'video_type'"):
         load(tmp_path / "x.csv")
+
+
+def test_a_folder_loads_its_table(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "video_id": ["v1"],
+            "video_type": ["S2SC"],
+            "inference_type": ["SS"],
+            "question": ["How long?"],
+            "ground_truth_prior": ["ruler = 1 cm"],
+            "fps": [30],
+            "ground_truth_posterior": [2.0],
+        }
+    )
+    frame.to_csv(tmp_path / "quantiphy_validation.csv")
+    samples = load(tmp_path)
+    assert len(samples) == 1 and samples[0].answer == 2.0 and samples[0].id == "0"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataError, match="no QuantiPhy table here"):
+        load(empty)

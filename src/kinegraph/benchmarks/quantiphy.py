@@ -73,6 +73,24 @@ def _read_table(path: Path) -> pd.DataFrame:
         raise DataError(f"unreadable table ({exc})", path=path) from exc
 
 
+TABLE_NAMES = (
+    "quantiphy_validation.csv",
+    "validation_dataset.parquet",
+    "validation_dataset.csv",
+    "test_dataset.parquet",
+)
+
+
+def _table_path(path: Path) -> Path:
+    """A table file, or the one table a downloaded folder holds (the official names, in that order)."""
+    if not path.is_dir():
+        return path
+    for name in TABLE_NAMES:
+        if (path / name).is_file():
+            return path / name
+    raise DataError(f"no QuantiPhy table here (looked for {', '.join(TABLE_NAMES)})", path=path)
+
+
 def _id_column(df: pd.DataFrame) -> str | None:
     return next((c for c in ID_COLUMNS if c in df.columns), None)
 
@@ -102,7 +120,7 @@ def load(
 
     Without any id (the starter-kit GT layout) rows are numbered from 0, recorded as `id_source="row"`.
     """
-    path = Path(path)
+    path = _table_path(Path(path))
     df = _read_table(path).rename(columns=COLUMN_ALIASES)
     df = df.loc[:, [c for c in df.columns if not (str(c).startswith("Unnamed:") and c != "Unnamed: 0")]]
     for column in REQUIRED:

@@ -36,7 +36,7 @@ def breakdown_bars(comparison: Comparison, title: str) -> bytes | None:
     ax.set_xticks(x, items, rotation=35, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never on them
     ax.grid(axis="y", alpha=0.3)
     return _png(fig)
 
