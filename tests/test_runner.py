@@ -65,8 +65,9 @@ def test_rerun_resumes_without_duplicates(tmp_path, graph_spec):
     assert json.loads((tmp_path / "run" / "run.json").read_text())["sessions"] == 2
 
 
-def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, graph_spec):
-    data = write_egodyn_hf(tmp_path / "data", n_clips=12)
+def start_run_cli(tmp_path, graph_spec, n_clips, concurrency, slow_s, wait_lines):
+    """Start `kinegraph run` in a subprocess with slow groups; return once `wait_lines` predictions exist."""
+    data = write_egodyn_hf(tmp_path / "data", n_clips=n_clips)
     out = tmp_path / "run"
     cmd = [
         sys.executable,
@@ -81,22 +82,33 @@ def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, gra
         "--out",
         str(out),
         "--concurrency",
-        "2",
+        str(concurrency),
         "--no-progress",
     ]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "SLOW_GROUP_S": "0.4"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+        "SLOW_GROUP_S": str(slow_s),
+    }
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = out / "predictions.jsonl"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not log.exists() or log.read_text().count("\n") < 28):
+    while time.monotonic() < deadline and (not log.exists() or log.read_text().count("\n") < wait_lines):
         time.sleep(0.05)
+    return proc, cmd, {**env, "SLOW_GROUP_S": "0"}, out
+
+
+def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, graph_spec):
+    proc, cmd, env, out = start_run_cli(
+        tmp_path, graph_spec, n_clips=12, concurrency=2, slow_s=0.4, wait_lines=28
+    )
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    log = out / "predictions.jsonl"
     partial = read_predictions(log)
     assert 28 <= len(partial) < 168, "killed midway"
     with log.open("a") as handle:  # what a kill in the middle of a write leaves behind
         handle.write('{"sample_id": "qa_11_speed_tr')
-    env["SLOW_GROUP_S"] = "0"
     result = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     final = read_predictions(log)
@@ -104,38 +116,16 @@ def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, gra
 
 
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path, graph_spec):
-    data = write_egodyn_hf(tmp_path / "data", n_clips=10)
-    out = tmp_path / "run"
-    cmd = [
-        sys.executable,
-        "-m",
-        "kinegraph.cli",
-        "run",
-        "egodyn",
-        "--graph",
-        graph_spec,
-        "--data",
-        str(data),
-        "--out",
-        str(out),
-        "--concurrency",
-        "1",
-        "--no-progress",
-    ]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]), "SLOW_GROUP_S": "0.3"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    log = out / "predictions.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not log.exists() or log.read_text().count("\n") < 14):
-        time.sleep(0.05)
+    proc, cmd, env, out = start_run_cli(
+        tmp_path, graph_spec, n_clips=10, concurrency=1, slow_s=0.3, wait_lines=14
+    )
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "rerun the same command to resume" in stderr
     assert "Traceback" not in stderr
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
-    env["SLOW_GROUP_S"] = "0"
     assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
-    assert len(read_predictions(log)) == 140
+    assert len(read_predictions(out / "predictions.jsonl")) == 140
 
 
 def test_graph_needing_a_model_without_one_is_a_clear_error(tmp_path):
