@@ -10,13 +10,13 @@ Scene-1/2 are multi-select (`"A,C"`), the other four single-choice. High risk: d
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_json
 from kinegraph.types import Media, Sample
 
 BENCHMARK = "autodridm"
@@ -153,12 +153,7 @@ def load_task(root: str | Path, task: str) -> list[Sample]:
     """Every question of one task file (`<root>/<task>.json`)."""
     root = Path(root)
     path = root / f"{task}.json"
-    try:
-        records = json.loads(path.read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+    records = read_json(path)
     if not isinstance(records, list):
         raise DataError("expected a JSON array of records", path=path)
     samples = []

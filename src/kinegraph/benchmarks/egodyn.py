@@ -12,45 +12,18 @@ Layouts read:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
 from kinegraph.evaluators.egodyn import source_of
+from kinegraph.jsonfiles import read_json, read_jsonl
 from kinegraph.types import Media, Sample
 
 DEFAULT_NUM_FRAMES = 10  # frames shown per clip, upstream `--num_frames 10`
 SOURCES = ("nuscenes", "carla")
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-empty line; errors name the line."""
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=path) from exc
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
-        if not isinstance(obj, dict):
-            raise DataError("expected a JSON object", path=path, line=lineno)
-        yield lineno, obj
 
 
 def _require(obj: Mapping[str, Any], field: str, path: Path, line: int | None) -> Any:
@@ -97,7 +70,7 @@ def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | N
     """`selected_clips.json` -> 14 samples per clip whose answers are the oracle labels."""
     path = Path(path)
     bank = bank or load_question_bank()
-    clips = _read_json(path)
+    clips = read_json(path)
     if not isinstance(clips, list):
         raise DataError("expected a list of clips", path=path)
     samples = []

@@ -8,7 +8,6 @@ Arrow files are read with pyarrow in either IPC format (`datasets` writes the st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_json, read_jsonl
 
 DATA_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet", ".arrow")
 _METADATA_FILES = frozenset({"dataset_info.json", "state.json", "dataset_dict.json"})
@@ -35,21 +35,10 @@ def _read_arrow(path: Path) -> list[dict[str, Any]]:
 
 
 def _read_json_rows(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text()
     if path.suffix == ".jsonl":
-        rows = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
+        rows = [row for _, row in read_jsonl(path)]
     else:
-        try:
-            rows = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+        rows = read_json(path)
         if not isinstance(rows, list):
             raise DataError("expected a JSON array of rows", path=path)
     for i, row in enumerate(rows, start=1):

@@ -13,7 +13,6 @@ in every sample, so the same seed gives the same questions. A record's `man_id` 
 
 from __future__ import annotations
 
-import json
 import string
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_json
 from kinegraph.types import Media, Sample
 
 BENCHMARK = "stsbench"
@@ -145,12 +145,7 @@ def build_sample(
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """The STSnu.json list of scenario records."""
     path = Path(path)
-    try:
-        records = json.loads(path.read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+    records = read_json(path)
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise DataError("expected a JSON array of scenario objects", path=path)
     return records

@@ -14,7 +14,6 @@ where an image counts as right on a task when every question of that task on it 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,6 +24,7 @@ import numpy as np
 
 from kinegraph.benchmarks.autodridm import TASKS
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_jsonl
 from kinegraph.types import Sample
 
 PARTIAL_CREDIT_MODES: tuple[str, ...] = ("none", "half", "fraction")
@@ -173,15 +173,7 @@ def read_predictions(path: str | Path) -> dict[str, str | None]:
     """
     path = Path(path)
     out: dict[str, str | None] = {}
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
-        if not isinstance(record, dict):
-            raise DataError("expected a JSON object", path=path, line=lineno)
+    for lineno, record in read_jsonl(path):
         sample_id = record.get("sample_id", record.get("id"))
         if sample_id is None:
             raise DataError("missing", path=path, line=lineno, field="sample_id")

@@ -20,6 +20,7 @@ from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_
 from kinegraph.errors import DataError
 from kinegraph.evaluators.classification import confusion_matrix, group_metrics
 from kinegraph.evaluators.egodyn_consistency import compute_consistency
+from kinegraph.jsonfiles import read_jsonl
 from kinegraph.suites import GroupStats, Suite, class_recall_stats
 from kinegraph.types import Prediction, Sample, Status
 
@@ -203,22 +204,7 @@ def score(
 
 def read_prediction_records(path: str | Path) -> list[dict[str, Any]]:
     """Read an upstream prediction JSONL; a non-JSON or non-object line is an error naming the line."""
-    path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read predictions: {exc.strerror}", path=path) from exc
-    records = []
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
-        if not isinstance(record, dict):
-            raise DataError(f"expected a JSON object, got {type(record).__name__}", path=path, line=lineno)
-        records.append(record)
+    records = [record for _, record in read_jsonl(path)]
     if not records:
         raise DataError("no prediction records (empty file)", path=path)
     return records

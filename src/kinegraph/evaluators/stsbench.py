@@ -11,7 +11,6 @@ the non-official `empty_as_wrong` is set (a failed run's empty output then count
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 from kinegraph.benchmarks.stsbench import GROUPS, scenario_group
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_json
 
 TABLE_COLUMNS = {"ego": "Ego", "ego_agent": "Ego Agent", "agent": "Agent", "agent_agent": "Agent Agent"}
 
@@ -81,12 +81,7 @@ def score(
 def read_predictions(path: str | Path) -> list[dict[str, Any]]:
     """An upstream prediction file: a JSON list of `{prediction, gt_letter, gt_text, man_id}`."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+    data = read_json(path)
     if not isinstance(data, list) or not all(isinstance(a, dict) for a in data):
         raise DataError("expected a JSON array of prediction objects", path=path)
     return data

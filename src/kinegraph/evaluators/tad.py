@@ -10,13 +10,13 @@ an empty prediction file leaves its task unscored, and ids compare by type (`3` 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_jsonl
 
 TASKS: tuple[str, ...] = (
     "exact_answer_action",
@@ -165,15 +165,7 @@ def read_prediction_file(path: str | Path) -> list[dict[str, Any]]:
     """One `<task>.jsonl` (`{"idx", "pred", ...}` per line; blank lines skipped, as upstream)."""
     path = Path(path)
     records = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=lineno) from exc
-        if not isinstance(record, dict):
-            raise DataError("expected a JSON object", path=path, line=lineno)
+    for lineno, record in read_jsonl(path):
         for field in ("idx", "pred"):
             if field not in record:  # upstream raises KeyError
                 raise DataError("missing", path=path, line=lineno, field=field)
