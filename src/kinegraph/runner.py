@@ -84,7 +84,12 @@ def make_backend(config: RunConfig) -> Backend:
     from kinegraph.agents import get_backend
 
     cache: Any = config.cache if config.use_cache else False
-    return get_backend(config.model, base_url=config.base_url, cache=cache)  # type: ignore[arg-type]
+    return get_backend(
+        config.model,  # type: ignore[arg-type]
+        base_url=config.base_url,
+        cache=cache,
+        **config.model_options,
+    )
 
 
 async def _run_group(
