@@ -24,15 +24,19 @@ from kinegraph.media import write_video
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
 
-# The stand-in model server: uvloop like vLLM's own server (uvicorn), answering "straight" after `latency`.
+# The stand-in model server: uvloop like vLLM's own server (uvicorn), answering "straight" after `latency`;
+# it keeps no request bodies and collects garbage rarely, as the runner does.
 SERVER = """
-import asyncio, sys, uvloop
+import asyncio, gc, sys, uvloop
 from kinegraph.agents.loopback import OpenAILoopback
 
 async def main():
-    async with OpenAILoopback(responder=lambda body: "straight", latency_s=float(sys.argv[1])) as server:
+    gc.set_threshold(50_000, 20, 100)
+    server = OpenAILoopback(responder=lambda body: "straight", latency_s=float(sys.argv[1]), record=False)
+    async with server:
         print(server.base_url, flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        print(server.received, server.max_in_flight, flush=True)
 
 uvloop.run(main())
 """
@@ -104,6 +108,9 @@ def main() -> None:
             start, cpu_start = time.perf_counter(), time.thread_time()
             summary = run(config, show_progress=False)
             wall, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
+            server.stdin.write("\n")
+            server.stdin.flush()
+            received, most = map(int, server.stdout.readline().split())
         finally:
             server.stdin.close()
             server.wait(timeout=30)
@@ -114,7 +121,7 @@ def main() -> None:
         f"{n} questions in {requests} requests, graph {args.graph}, concurrency {args.concurrency}, "
         f"model latency {args.latency * 1000:.0f} ms"
     )
-    print(f"  statuses {summary.status_counts}")
+    print(f"  statuses {summary.status_counts}; the server got {received} requests, at most {most} at once")
     question_ideal = n * args.latency / args.concurrency
     print(
         f"  wall {wall:.2f} s = {wall / question_ideal:.2f}x the ideal N*latency/K = {question_ideal:.2f} s "

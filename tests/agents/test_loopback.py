@@ -35,6 +35,14 @@ def test_sync_use_serves_chat_completions_and_models():
     assert server.requests[0].body["messages"] == [{"content": "abc"}]
 
 
+def test_without_recording_only_counts_are_kept():
+    with OpenAILoopback(responder=lambda body: "x", record=False) as server:
+        for _ in range(3):
+            status, _, payload = _post(server.base_url + "/chat/completions", {"model": "m", "messages": []})
+            assert status == 200 and payload["choices"][0]["message"]["content"] == "x"
+    assert server.received == 3 and server.requests == [] and server.max_in_flight == 1
+
+
 def test_injected_status_carries_retry_after_and_provider_error_shape():
     with AnthropicLoopback(faults=[429], retry_after_s=1.5) as server:
         status, headers, payload = _post(server.base_url + "/v1/messages", {"model": "m"})

@@ -4,8 +4,9 @@ Each server is a real HTTP/1.1 server (stdlib asyncio, keep-alive) on 127.0.0.1 
 `latency_s` with `asyncio.sleep` (so concurrent requests overlap), can inject faults into its first
 requests (an HTTP status such as 429 or 500, `"hang"` to trigger a client timeout, `"drop"` to close the
 connection without answering), asks `responder(request_json)` for the answer text, and records every
-request it received. Use it as a context manager from sync code (it then runs in a background thread)
-or from async code (`async with`, in the running loop)::
+request it received (`record=False` keeps only counts, so a long load test holds no request bodies). Use
+it as a context manager from sync code (it then runs in a background thread) or from async code
+(`async with`, in the running loop)::
 
     with OpenAILoopback(responder=lambda body: "left", latency_s=0.2) as server:
         backend = get_backend("vllm:any", base_url=server.base_url, cache=False)
@@ -44,6 +45,7 @@ class RecordedRequest:
 @dataclass
 class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
+    received: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
     faults_used: int = 0
@@ -63,6 +65,7 @@ class LoopbackServer:
         retry_after_s: float | None = None,
         usage: tuple[int, int] | None = None,
         model: str = "loopback-model",
+        record: bool = True,
     ) -> None:
         self.responder: Responder = responder or (lambda body: "ok")
         self.latency_s = latency_s
@@ -70,6 +73,7 @@ class LoopbackServer:
         self.retry_after_s = retry_after_s
         self.usage = usage
         self.model = model
+        self.record = record
         self.port = 0
         self._state = _State()
         self._server: asyncio.AbstractServer | None = None
@@ -87,6 +91,11 @@ class LoopbackServer:
     def requests(self) -> list[RecordedRequest]:
         """Every request received so far (faulted ones included), oldest first."""
         return list(self._state.requests)
+
+    @property
+    def received(self) -> int:
+        """How many requests arrived (recorded or not)."""
+        return self._state.received
 
     @property
     def max_in_flight(self) -> int:
@@ -186,7 +195,9 @@ class LoopbackServer:
         if state.faults_used < len(self.faults):
             fault = self.faults[state.faults_used]
             state.faults_used += 1
-        state.requests.append(RecordedRequest(method, path, headers, body, time.monotonic(), fault))
+        state.received += 1
+        if self.record:
+            state.requests.append(RecordedRequest(method, path, headers, body, time.monotonic(), fault))
         state.in_flight += 1
         state.max_in_flight = max(state.max_in_flight, state.in_flight)
         try:

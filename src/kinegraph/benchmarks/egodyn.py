@@ -149,6 +149,7 @@ def load_hf(
         clips: dict[str, dict[str, Any]] = {}
         for lineno, clip in read_jsonl(index_path):
             clips[str(_require(clip, "clip_id", index_path, lineno))] = clip
+        per_clip: dict[str, tuple[Media, str]] = {}  # built once, shared by the clip's 14 questions
         for lineno, row in read_jsonl(qa_path):
             clip_id = str(_require(row, "clip_id", qa_path, lineno))
             qid = str(_require(row, "question_id", qa_path, lineno))
@@ -162,7 +163,11 @@ def load_hf(
                     line=lineno,
                     field="clip_id",
                 )
-            array_ref = clip.get("array_ref") or f"arrays/{clip_id}.npz"
+            if clip_id not in per_clip:
+                array_ref = clip.get("array_ref") or f"arrays/{clip_id}.npz"
+                media = _clip_media(clip, nuscenes_root, carla_dir if source == "carla" else None)
+                per_clip[clip_id] = (media, str(clip_dir / array_ref))
+            media, arrays_path = per_clip[clip_id]
             samples.append(
                 _sample(
                     sample_id=f"{clip_id}:{qid}",  # qa_ids repeat across the two sources
@@ -171,9 +176,9 @@ def load_hf(
                     answer=str(_require(row, "answer", qa_path, lineno)),
                     text=row.get("question"),
                     choices=[str(c).lower() for c in row["choices"]] if row.get("choices") else None,
-                    media=_clip_media(clip, nuscenes_root, carla_dir if source == "carla" else None),
+                    media=media,
                     context={
-                        "arrays_path": str(clip_dir / array_ref),
+                        "arrays_path": arrays_path,
                         "features": clip.get("features", {}),
                         "t_start": clip.get("t_start"),
                         "t_end": clip.get("t_end"),

@@ -9,6 +9,7 @@ says they count as wrong. `penalize_unparsed=True` is that non-official variant.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import defaultdict
@@ -57,13 +58,21 @@ def _exact_or_underscore(norm: str, choices: Sequence[str]) -> str | None:
     return None
 
 
-def _substring_match(norm: str, choices: Sequence[str]) -> str | None:
-    """Stage 4: whole-word match, longest choice first (`no_peak` before `no`; `no` not in `cannot`)."""
+@functools.lru_cache(maxsize=256)
+def _word_patterns(choices: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(choice, whole-word pattern) pairs, longest choice first, `a_b` also as `a b`; compiled once."""
+    pairs = []
     for choice in sorted(choices, key=len, reverse=True):
         variants = [choice, choice.replace("_", " ")] if "_" in choice else [choice]
-        for variant in variants:
-            if re.search(r"\b" + re.escape(variant) + r"\b", norm):
-                return choice
+        pairs += [(choice, re.compile(r"\b" + re.escape(variant) + r"\b")) for variant in variants]
+    return tuple(pairs)
+
+
+def _substring_match(norm: str, choices: Sequence[str]) -> str | None:
+    """Stage 4: whole-word match, longest choice first (`no_peak` before `no`; `no` not in `cannot`)."""
+    for choice, pattern in _word_patterns(tuple(choices)):
+        if pattern.search(norm):
+            return choice
     return None
 
 
