@@ -194,12 +194,12 @@ def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> Co
 
 
 def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
-    """Run the frame probes (VO, flow) on the decoded frames and write what they measured as text."""
+    """Run the frame probes (VO, flow, TCogMap-style summary) on the decoded frames, and as text."""
 
     async def measure(state: GroupState) -> dict[str, Any]:
-        from kinegraph.graphs.egodyn_tools import PROBES
+        from kinegraph.graphs.egodyn_tools import measure_probes
 
-        measured = {name: await asyncio.to_thread(PROBES[name], state["frames"]) for name in probes}
+        measured = await asyncio.to_thread(measure_probes, probes, state["frames"])
         text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
         return {"measurements": {"tools": text, "probes": measured}}
 
