@@ -112,7 +112,7 @@ async def ask_with_tools(
     rounds = 0
     while True:
         response, error = await ask(
-            runtime, request.model_copy(update={"messages": messages, "tools": offered})
+            runtime, request.model_copy(update={"messages": list(messages), "tools": offered})
         )
         if response is None:
             return ToolLoopResult(None, {**error, "usage": usage}, trace, usage)
