@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vision_scenes import drive, render_clip
 
+from kinegraph.tools.vo import vo_signals
 from kinegraph.tools.vo_tcogmap import turn_label, vo_motion_summary
 
 MOVING = [10.0] * 9  # px per pair, well above every speed stand-in
@@ -59,6 +61,41 @@ def test_bad_signals_are_rejected(yaw_deg, disp_px):
         vo_motion_summary(np.array(yaw_deg, float), np.array(disp_px, float))
 
 
+@pytest.mark.parametrize(
+    ("poses", "want"),
+    [
+        (drive(10, 1.0, np.radians(2.0)), "Turn left"),  # 18 deg to the left over the clip
+        (drive(10, 1.0, np.radians(-2.0)), "Turn right"),
+        (drive(10, 1.0), "Straight, constant speed"),
+        (drive(10, 0.0), "Stopped"),
+        (drive(10, [0, 0, 0, 0, 0.5, 1.0, 1.5, 2.0, 2.5]), "Starting"),
+        (drive(10, [2.5, 2.0, 1.5, 1.0, 0.5, 0, 0, 0, 0]), "Stopping"),
+    ],
+)
+def test_ray_cast_drives_of_known_motion_read_as_that_class(poses, want):
+    signals = vo_signals(render_clip(poses))
+    assert vo_motion_summary(signals.yaw_deg, signals.disp_px).motion_class == want
+
+
+def test_probe_shares_one_vo_pass_and_reports_the_summary():
+    from kinegraph.graphs.egodyn_prompts import describe_probe
+    from kinegraph.graphs.egodyn_tools import measure_probes, tcogmap_measurement
+
+    frames = render_clip(drive(10, 1.0, np.radians(2.0)))
+    measured = measure_probes(("vo", "tcogmap"), frames)
+    tcogmap = measured["tcogmap"]
+    assert tcogmap == tcogmap_measurement(frames)  # shared VO pass, same result as running it alone
+    assert tcogmap["answers"] == {} and tcogmap["motion_class"] == "Turn left"
+    assert tcogmap["signals"]["net_yaw_deg"] == pytest.approx(
+        sum(measured["vo"]["signals"]["yaw_deg"]), abs=0.02
+    )
+    text = describe_probe("tcogmap", tcogmap)
+    assert text.splitlines()[0] == "TCogMap-style ego-motion summary: the ego vehicle is turning to the left."
+    assert "  n_pairs: 9" in text.splitlines()
+    with pytest.raises(ValueError, match="unknown probe"):
+        measure_probes(("vo", "lidar"), frames)
+
+
 @pytest.fixture(scope="module")
 def rendered_clips(tmp_path_factory):
     """(source, frames, 31-sample arrays, oracle turn label) of a small rendered EgoDyn world."""
@@ -80,8 +117,6 @@ def rendered_clips(tmp_path_factory):
 
 
 def test_rendered_clips_moving_throughout_never_read_as_stopped_starting_or_stopping(rendered_clips):
-    from kinegraph.tools.vo import vo_signals
-
     hits = 0
     for source, frames, arrays, oracle_turn in rendered_clips:
         assert float(np.min(arrays["speed"])) > 5.0  # the world's premise: every clip here keeps moving
