@@ -221,6 +221,16 @@ def test_cli_runs_calls_mode(rendered, tmp_path, kinegraph):
     assert json.loads((tmp_path / "cli" / "run.json").read_text())["config"]["options"] == CALLS
 
 
+def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp_path):
+    with OpenAILoopback(responder=text_reader) as server:
+        _run(server, rendered, tmp_path / "t", limit=14)
+        bodies = [r.body for r in server.requests]
+    assert all("tools" not in b for b in bodies)
+    text = conversation_text(bodies[0])
+    assert "Measurements from deterministic motion tools" in text
+    assert "\nTCogMap-style ego-motion summary: the ego vehicle is " in text
+
+
 def test_bad_mode_and_probe_names_are_rejected_at_build_time():
     from kinegraph.graphs.egodyn import build_tools
 
