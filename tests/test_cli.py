@@ -71,3 +71,25 @@ def test_quantiphy_missing_column(tmp_path):
 def test_unknown_synthetic_world():
     result = kinegraph("synth", "atlantis", "--out", "/tmp/none")
     assert result.returncode == 2 and "unknown synthetic world 'atlantis'" in result.stderr
+
+
+def test_model_options_reach_the_backend(tmp_path):
+    from kinegraph.agents.loopback import OpenAILoopback
+    from runner_support import write_egodyn_hf
+
+    data = write_egodyn_hf(tmp_path / "data", n_clips=1)
+    agents = {}
+    with OpenAILoopback(responder=lambda body: "left") as server:
+        for transport in ("sdk", "aiohttp"):
+            out = tmp_path / transport
+            args = ["run", "egodyn", "--graph", "egodyn.vision", "--data", str(data), "--out", str(out)]
+            args += ["--model", "vllm:m", "--base-url", server.base_url, "--no-cache", "--no-progress"]
+            result = kinegraph(*args, "--model-option", f"transport={transport}")
+            assert result.returncode == 0, result.stderr
+            config = json.loads((out / "run.json").read_text())["config"]
+            assert config["model_options"] == {"transport": transport}
+            agents[transport] = {r.headers.get("user-agent", "") for r in server.requests[-14:]}
+        result = kinegraph(*args, "--model-option", "colour=blue")
+    assert len(agents["sdk"]) == 1 and "OpenAI" in agents["sdk"].pop()
+    assert len(agents["aiohttp"]) == 1 and "aiohttp" in agents["aiohttp"].pop()
+    assert result.returncode == 2 and "vllm:m: the vllm provider has no option 'colour'" in result.stderr

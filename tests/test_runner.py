@@ -132,3 +132,13 @@ def test_graph_needing_a_model_without_one_is_a_clear_error(tmp_path):
     data = write_egodyn_hf(tmp_path / "data", n_clips=1)
     with pytest.raises(ValueError, match="needs a model"):
         run(RunConfig(benchmark="egodyn", graph="egodyn.vision", data=str(data), out_dir=str(tmp_path / "r")))
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path, graph_spec):
+    import gc
+
+    before = gc.get_threshold()
+    data = write_egodyn_hf(tmp_path / "data", n_clips=2)
+    config = RunConfig(benchmark="egodyn", graph=graph_spec, data=str(data), out_dir=str(tmp_path / "r"))
+    assert run(config, show_progress=False).status == "completed"
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -333,6 +333,12 @@ def run(
         list[str] | None, typer.Option("--option", "-O", help="Graph option key=value.")
     ] = None,
     data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Backend option key=value (transport=sdk, timeout_s=300, max_concurrency=16, ...)."
+        ),
+    ] = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
@@ -377,6 +383,7 @@ def run(
         retry_errors=retry_errors,
         options=parse_options(option),
         loader_options=parse_options(data_option),
+        model_options=parse_options(model_option),
     )
     try:
         if ray is None:

@@ -9,10 +9,12 @@ same directory skips what is there. Ctrl-C stops cleanly and leaves a resumable 
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +84,12 @@ def make_backend(config: RunConfig) -> Backend:
     from kinegraph.agents import get_backend
 
     cache: Any = config.cache if config.use_cache else False
-    return get_backend(config.model, base_url=config.base_url, cache=cache)  # type: ignore[arg-type]
+    return get_backend(
+        config.model,  # type: ignore[arg-type]
+        base_url=config.base_url,
+        cache=cache,
+        **config.model_options,
+    )
 
 
 async def _run_group(
@@ -167,7 +174,7 @@ async def run_async(
     status, n_new = "completed", 0
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
     try:
-        with progress:
+        with progress, collect_garbage_rarely():
             n_new, status = await _schedule(graph, groups, context, config, log, progress)
     except (asyncio.CancelledError, KeyboardInterrupt):
         status = "interrupted"
@@ -178,6 +185,25 @@ async def run_async(
             config, samples, run_info, status, n_new, time.perf_counter() - t0, context, known=log.done
         )
     return summary
+
+
+@contextmanager
+def collect_garbage_rarely(gen0_threshold: int = 50_000) -> Iterator[None]:
+    """Run with rarer garbage collections, and without rescanning what existed before the run.
+
+    At thousands of questions a second CPython's default (a collection every 700 new objects) scans the
+    run's live samples, predictions and graph state many times a second: on 14,000 questions that is
+    seconds of stalls during which no request goes out. Cycles are still collected; the previous
+    thresholds are restored afterwards.
+    """
+    previous = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(gen0_threshold, 20, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
 
 
 async def _schedule(
@@ -280,5 +306,15 @@ def _finish(
 
 
 def run(config: RunConfig, **kwargs: Any) -> RunSummary:
-    """Synchronous entry point (the CLI's)."""
-    return asyncio.run(run_async(config, **kwargs))
+    """Synchronous entry point (the CLI's), on uvloop's faster event loop where it is installed."""
+    with asyncio.Runner(loop_factory=fast_event_loop_factory()) as runner:
+        return runner.run(run_async(config, **kwargs))
+
+
+def fast_event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop (about twice asyncio's speed at thousands of requests) when importable, else None."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

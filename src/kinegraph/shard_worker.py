@@ -163,7 +163,7 @@ def build_graph_and_backend(config: RunConfig) -> tuple[Any, Any]:
 
     if config.model is None:
         raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-    return graph, get_backend(config.model, base_url=config.base_url, cache=False)
+    return graph, get_backend(config.model, base_url=config.base_url, cache=False, **config.model_options)
 
 
 def actor_class(options: dict[str, Any]) -> Any:

@@ -141,6 +141,7 @@ class RunConfig(BaseModel):
     retry_errors: bool = False
     options: JsonDict = Field(default_factory=dict)
     loader_options: JsonDict = Field(default_factory=dict)
+    model_options: JsonDict = Field(default_factory=dict)
 
     @property
     def out_path(self) -> Path:

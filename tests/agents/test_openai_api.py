@@ -1,4 +1,5 @@
-"""openai and vllm providers through the official openai SDK against a loopback Chat Completions server."""
+"""openai and vllm providers, through the official openai SDK and the lean aiohttp transport, against a
+loopback Chat Completions server."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kinegraph.types import Status
 from ._util import run
 
 FAST = {"retry_base_s": 0.01, "retry_max_s": 0.05, "timeout_s": 2.0, "cache": False}
+TRANSPORTS = pytest.mark.parametrize("transport", ["sdk", "aiohttp"])
 
 
 def _request(frames) -> GenerateRequest:
@@ -35,10 +37,13 @@ def _request(frames) -> GenerateRequest:
     )
 
 
-def test_request_body_carries_images_system_and_decoding(frames):
+@TRANSPORTS
+def test_request_body_carries_images_system_and_decoding(frames, transport):
     images = [encode_image(f) for f in frames[:2]]
     with OpenAILoopback(responder=lambda body: "left", usage=(1234, 5)) as server:
-        backend = get_backend("openai:gpt-4o", base_url=server.base_url, api_key="sk-test", **FAST)
+        backend = get_backend(
+            "openai:gpt-4o", base_url=server.base_url, transport=transport, api_key="sk-test", **FAST
+        )
         response = run(backend.generate(_request(frames)))
     body = server.requests[0].body
     assert server.requests[0].headers["authorization"] == "Bearer sk-test"
@@ -69,7 +74,8 @@ def test_reasoning_models_get_no_temperature_and_a_larger_budget(frames):
     assert "temperature" not in body and body["max_completion_tokens"] == 16384
 
 
-def test_structured_output_and_tool_calls():
+@TRANSPORTS
+def test_structured_output_and_tool_calls(transport):
     from pydantic import BaseModel
 
     class Motion(BaseModel):
@@ -77,7 +83,9 @@ def test_structured_output_and_tool_calls():
 
     reply = Reply(text="", tool_calls=[("measure_yaw", {"window_s": 3.0})])
     with OpenAILoopback(responder=lambda body: reply) as server:
-        backend = get_backend("openai:gpt-4o", base_url=server.base_url, api_key="k", **FAST)
+        backend = get_backend(
+            "openai:gpt-4o", base_url=server.base_url, transport=transport, api_key="k", **FAST
+        )
         request = GenerateRequest(
             messages=[user_message("go")],
             response_schema=Motion,
@@ -92,9 +100,12 @@ def test_structured_output_and_tool_calls():
     assert [(c.name, c.arguments) for c in response.tool_calls] == [("measure_yaw", {"window_s": 3.0})]
 
 
-def test_retries_429_with_retry_after_then_500_then_succeeds(frames):
+@TRANSPORTS
+def test_retries_429_with_retry_after_then_500_then_succeeds(frames, transport):
     with OpenAILoopback(responder=lambda body: "right", faults=[429, 500], retry_after_s=0.3) as server:
-        backend = get_backend("openai:gpt-4o", base_url=server.base_url, api_key="k", **FAST)
+        backend = get_backend(
+            "openai:gpt-4o", base_url=server.base_url, transport=transport, api_key="k", **FAST
+        )
         response = run(backend.generate(_request(frames)))
     assert response.text == "right"
     assert [r.fault for r in server.requests] == [429, 500, None]
@@ -103,19 +114,27 @@ def test_retries_429_with_retry_after_then_500_then_succeeds(frames):
     assert backend.usage.requests == 1
 
 
-def test_timeout_and_dropped_connection_are_retried(frames):
+@TRANSPORTS
+def test_timeout_and_dropped_connection_are_retried(frames, transport):
     with OpenAILoopback(faults=["hang", "drop"]) as server:
         backend = get_backend(
-            "openai:gpt-4o", base_url=server.base_url, api_key="k", **{**FAST, "timeout_s": 0.3}
+            "openai:gpt-4o",
+            base_url=server.base_url,
+            transport=transport,
+            api_key="k",
+            **{**FAST, "timeout_s": 0.3},
         )
         response = run(backend.generate(_request(frames)))
     assert response.text == "ok"
     assert [r.fault for r in server.requests] == ["hang", "drop", None]
 
 
-def test_failure_after_last_retry_is_a_backend_error_with_status(frames):
+@TRANSPORTS
+def test_failure_after_last_retry_is_a_backend_error_with_status(frames, transport):
     with OpenAILoopback(faults=[503] * 3) as server:
-        backend = get_backend("openai:gpt-4o", base_url=server.base_url, api_key="k", max_retries=2, **FAST)
+        backend = get_backend(
+            "openai:gpt-4o", base_url=server.base_url, transport=transport, api_key="k", max_retries=2, **FAST
+        )
         with pytest.raises(BackendError, match="gave up after 3 attempts") as info:
             run(backend.generate(_request(frames)))
     assert info.value.status == Status.api_error and len(server.requests) == 3
@@ -123,6 +142,7 @@ def test_failure_after_last_retry_is_a_backend_error_with_status(frames):
         backend = get_backend(
             "openai:gpt-4o",
             base_url=server.base_url,
+            transport=transport,
             api_key="k",
             max_retries=1,
             **{**FAST, "timeout_s": 0.2},
@@ -132,9 +152,12 @@ def test_failure_after_last_retry_is_a_backend_error_with_status(frames):
     assert info.value.status == Status.timeout
 
 
-def test_client_errors_are_not_retried_and_404_is_unknown_model(frames):
+@TRANSPORTS
+def test_client_errors_are_not_retried_and_404_is_unknown_model(frames, transport):
     with OpenAILoopback(faults=[400, 404]) as server:
-        backend = get_backend("openai:gpt-4o", base_url=server.base_url, api_key="k", **FAST)
+        backend = get_backend(
+            "openai:gpt-4o", base_url=server.base_url, transport=transport, api_key="k", **FAST
+        )
         with pytest.raises(BackendError, match="HTTP 400"):
             run(backend.generate(_request(frames)))
         with pytest.raises(UnknownModelError, match="does not know this model"):
@@ -169,6 +192,15 @@ def test_vllm_needs_a_server_but_no_key_and_uses_max_tokens(frames):
     assert response.text == "straight" and body["max_tokens"] == 32 and body["temperature"] == 0.0
     assert server.requests[0].headers["authorization"] == "Bearer EMPTY"
     assert response.usage.cost_usd == 0.0
+
+
+def test_unknown_transport_and_non_json_answers_are_clear_errors():
+    with pytest.raises(BackendError, match="transport must be 'sdk' or 'aiohttp'"):
+        get_backend("vllm:m", base_url="http://127.0.0.1:9/v1", transport="grpc", cache=False)
+    with OpenAILoopback(responder=lambda body: "x") as server:
+        backend = get_backend("vllm:m", base_url=server.base_url + "/models", max_retries=0, **FAST)
+        with pytest.raises(UnknownModelError, match="HTTP 404"):
+            run(backend.generate(GenerateRequest(messages=[user_message("x")])))
 
 
 def test_concurrency_limit_caps_requests_in_flight():

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from openai.types.chat import ChatCompletion
-
 from kinegraph.agents import GenerateRequest, Message, ToolCall, encode_image, user_message
-from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_completion
+from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_json
 
 
 def test_tool_turns_and_image_detail(frames):
@@ -26,7 +24,7 @@ def test_tool_turns_and_image_detail(frames):
 
 
 def test_parse_handles_missing_usage_and_bad_arguments():
-    completion = ChatCompletion.model_validate(
+    response = parse_chat_json(
         {
             "id": "x",
             "object": "chat.completion",
@@ -47,7 +45,6 @@ def test_parse_handles_missing_usage_and_bad_arguments():
             ],
         }
     )
-    response = parse_chat_completion(completion)
     assert response.text == "" and response.usage.input_tokens == 0
     assert response.tool_calls[0].arguments == {"_unparsed": "{oops"}
 

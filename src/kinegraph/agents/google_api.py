@@ -73,8 +73,12 @@ class GoogleBackend:
 
 
 def _transport_exceptions() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    """Timeout and transport exception classes of whichever HTTP clients google-genai may use."""
-    timeouts: list[type[BaseException]] = []
+    """Timeout and transport exception classes of whichever HTTP clients google-genai may use.
+
+    google-genai's async calls go through aiohttp when it is installed (its timeouts are the builtin
+    `TimeoutError`), else through httpx.
+    """
+    timeouts: list[type[BaseException]] = [TimeoutError]
     transport: list[type[BaseException]] = []
     for name in ("httpx2", "httpx"):
         try:
@@ -83,6 +87,12 @@ def _transport_exceptions() -> tuple[tuple[type[BaseException], ...], tuple[type
             continue
         timeouts.append(module.TimeoutException)
         transport.append(module.TransportError)
+    try:
+        import aiohttp
+    except ImportError:
+        pass
+    else:
+        transport.append(aiohttp.ClientConnectionError)
     return tuple(timeouts), tuple(transport)
 
 

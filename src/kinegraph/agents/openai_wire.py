@@ -84,27 +84,29 @@ def chat_body(
     return body
 
 
-def parse_chat_completion(completion: Any) -> GenerateResponse:
-    """A Chat Completions response (the SDK's `ChatCompletion`) as a GenerateResponse."""
-    choice = completion.choices[0] if completion.choices else None
-    message = choice.message if choice is not None else None
+def parse_chat_json(payload: dict[str, Any]) -> GenerateResponse:
+    """A decoded Chat Completions answer as a GenerateResponse (missing usage counts 0 tokens)."""
+    choices = payload.get("choices") or []
+    choice = choices[0] if choices else {}
+    message = choice.get("message") or {}
     calls = []
-    for call in (message.tool_calls or []) if message is not None else []:
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        raw = function.get("arguments") or "{}"
         try:
-            arguments = json.loads(call.function.arguments or "{}")
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
             arguments = None
         if not isinstance(arguments, dict):
-            arguments = {"_unparsed": call.function.arguments}
-        calls.append(ToolCall(id=call.id, name=call.function.name, arguments=arguments))
-    usage = completion.usage
+            arguments = {"_unparsed": raw}
+        calls.append(ToolCall(id=call.get("id") or "", name=function.get("name") or "", arguments=arguments))
+    usage = payload.get("usage") or {}
     return GenerateResponse(
-        text=(message.content or "") if message is not None else "",
-        model=completion.model,
+        text=message.get("content") or "",
+        model=payload.get("model") or "",
         usage=Usage(
-            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            input_tokens=usage.get("prompt_tokens") or 0, output_tokens=usage.get("completion_tokens") or 0
         ),
-        finish_reason=choice.finish_reason if choice is not None else None,
+        finish_reason=choice.get("finish_reason"),
         tool_calls=calls,
     )

@@ -42,8 +42,9 @@ class ImagePart(BaseModel):
         """The bytes as base64 text, computed once and reused by every request that sends this image."""
         return base64.b64encode(self.data).decode("ascii")
 
-    @property
+    @cached_property
     def data_url(self) -> str:
+        """The image as a data URL, built once (every question about the clip sends it)."""
         return f"data:{self.mime_type};base64,{self.base64}"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -67,7 +68,14 @@ def get_backend(
     if provider not in providers:
         known = ", ".join(providers.names())
         raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}; known: {known}")
-    inner = providers.get(provider)(model, base_url=base_url, **options)
+    factory = providers.get(provider)
+    try:
+        inner = factory(model, base_url=base_url, **options)
+    except TypeError as exc:
+        bad = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if bad is None:
+            raise
+        raise BackendError(f"{spec}: the {provider} provider has no option {bad.group(1)!r}") from None
     cache_path = resolve_cache_path(cache) if getattr(inner, "cacheable", True) else None
     concurrency = max_concurrency or getattr(inner, "default_concurrency", None)
     return ManagedBackend(

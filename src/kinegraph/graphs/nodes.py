@@ -88,6 +88,39 @@ def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
     return route
 
 
+def answer_each(answer: Node) -> Node:
+    """Run a per-question node on every question of the group concurrently, each its own model request.
+
+    The concurrent map happens inside one node rather than as one `Send` branch per question: at
+    thousands of questions a second LangGraph's per-task bookkeeping (about 0.2 ms CPU per branch,
+    perf/runner_throughput.py) would cap throughput. A question whose node raises becomes a graph_error
+    prediction; the other questions of the group keep their answers.
+    """
+
+    async def each(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        shared = {
+            "images": state.get("images", []),
+            "frame_record": state.get("frame_record"),
+            "measurements": state.get("measurements", {}),
+        }
+        samples = state["samples"]
+        outs = await asyncio.gather(
+            *(answer(QuestionState(sample=s, **shared), runtime) for s in samples), return_exceptions=True
+        )
+        results: list[Prediction] = []
+        for sample, out in zip(samples, outs, strict=True):
+            if isinstance(out, Exception):
+                error = f"{type(out).__name__}: {out}"
+                results.append(prediction(sample, status=Status.graph_error, error=error))
+            elif isinstance(out, BaseException):
+                raise out  # cancellation and interpreter exits are not per-question failures
+            else:
+                results += out["results"]
+        return {"results": results}
+
+    return each
+
+
 def prediction(sample: Sample, **fields: Any) -> Prediction:
     """A prediction for `sample` with the sample's identity, metadata and ground truth filled in."""
     fields.setdefault("metadata", sample.metadata)

@@ -1,8 +1,8 @@
 """The graph shape most benchmarks share, built once: frames -> prelude -> questions.
 
 decode the group's frames once -> encode them once -> optional prelude nodes (tools, text encodings) ->
-either one branch per question (`Send`) or one grouped node; a decode failure records an input error for
-every sample of the group.
+either every question as its own request (concurrently, `answer_each`) or one grouped request; a decode
+failure records an input error for every sample of the group.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from kinegraph.graphs.nodes import decode_frames, encode_frames, fan_out, record_group_error, route_on_error
+from kinegraph.graphs.nodes import (
+    answer_each,
+    decode_frames,
+    encode_frames,
+    record_group_error,
+    route_on_error,
+)
 from kinegraph.graphs.state import GraphContext, GroupState
 
 Node = Callable[..., Any]
@@ -29,7 +35,7 @@ def question_graph(
     frames: bool = True,
     grouped: bool = False,
 ) -> CompiledStateGraph:
-    """Compile the shape; `answer` gets a QuestionState per question, or the GroupState if `grouped`."""
+    """Compile the shape; `answer` is a node on one QuestionState, or on the GroupState if `grouped`."""
     graph = StateGraph(GroupState, context_schema=GraphContext)
     steps: list[str] = []
     if frames:
@@ -41,7 +47,7 @@ def question_graph(
     for name, node in prelude:
         graph.add_node(name, node)
         steps.append(name)
-    graph.add_node(answer_name, answer)
+    graph.add_node(answer_name, answer if grouped else answer_each(answer))
     if steps:
         graph.add_edge(START, steps[0])
     for a, b in zip(steps, steps[1:], strict=False):
@@ -53,6 +59,6 @@ def question_graph(
     if grouped:
         graph.add_edge(last, answer_name)
     else:
-        graph.add_conditional_edges(last, fan_out(answer_name), [answer_name])
+        graph.add_edge(last, answer_name)
     graph.add_edge(answer_name, END)
     return graph.compile()

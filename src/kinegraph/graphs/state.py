@@ -1,9 +1,9 @@
 """Graph state and runtime context shared by every benchmark family.
 
 A graph runs on one group of samples (a clip, a video, a scene): frames are decoded and encoded once in
-the group state, then each question is answered in its own branch (`Send`). Dependencies (the backend,
-the run-wide request limiter, counters) arrive through the runtime context, so one compiled graph serves
-every backend.
+the group state, then each question is answered on its own QuestionState (`nodes.answer_each`, or a
+`Send` branch where a family fans out to several nodes). Dependencies (the backend, the run-wide request
+limiter, counters) arrive through the runtime context, so one compiled graph serves every backend.
 """
 
 from __future__ import annotations

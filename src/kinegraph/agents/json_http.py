@@ -1,0 +1,81 @@
+"""A lean JSON-over-HTTP client (aiohttp, orjson, keep-alive) for OpenAI-compatible servers under load.
+
+A chat request through the `openai` SDK costs about 1.2 ms of client CPU (request options, httpx, response
+models); this path costs about 0.3 ms, which decides throughput when a local vLLM/SGLang server answers
+thousands of short questions (vLLM's own serving benchmark posts with aiohttp for the same reason).
+Failures map onto the agents' error types exactly as the SDK path does: timeouts, dropped connections,
+429 and 5xx are retryable (Retry-After honoured); 404 is an unknown model; other statuses are final.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.limits import LoopLocal
+from kinegraph.agents.providers import require_sdk
+from kinegraph.types import Status
+
+
+class JsonPoster:
+    """POST a JSON body under `base_url`, return the decoded JSON answer. One session per event loop."""
+
+    def __init__(self, base_url: str, *, headers: dict[str, str], timeout_s: float, spec: str) -> None:
+        self.aiohttp = require_sdk("aiohttp", "aiohttp", spec.partition(":")[0])
+        self.base_url = base_url.rstrip("/")
+        self.spec = spec
+        self.timeout = self.aiohttp.ClientTimeout(total=timeout_s)
+        headers = {"content-type": "application/json", "accept": "application/json", **headers}
+
+        def make() -> Any:
+            # limit=0: the run-wide limiter and the backend's RateLimiter bound the requests in flight
+            connector = self.aiohttp.TCPConnector(limit=0, keepalive_timeout=30)
+            return self.aiohttp.ClientSession(connector=connector, headers=headers, timeout=self.timeout)
+
+        async def close(session: Any) -> None:
+            await session.close()
+
+        self._sessions = LoopLocal(make, close)
+
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        session = await self._sessions.get()
+        aiohttp = self.aiohttp
+        try:
+            async with session.post(self.base_url + path, data=orjson.dumps(body)) as response:
+                raw = await response.read()
+                status, headers = response.status, response.headers
+        except TimeoutError:
+            raise RetryableError("request timed out", status=Status.timeout) from None
+        except aiohttp.ClientConnectionError as exc:
+            raise RetryableError(f"connection failed: {exc or type(exc).__name__}") from None
+        except aiohttp.ClientError as exc:
+            raise BackendError(f"{self.spec}: {type(exc).__name__}: {exc}") from None
+        payload = _decode(raw)
+        if status >= 400:
+            raise http_failure(self.spec, status, _error_message(payload, raw), headers)
+        if not isinstance(payload, dict):
+            raise BackendError(f"{self.spec}: the server's answer is not a JSON object: {raw[:200]!r}")
+        return payload
+
+    async def aclose(self) -> None:
+        await self._sessions.aclose()
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _error_message(payload: Any, raw: bytes) -> str:
+    """OpenAI-style `{"error": {"message": ...}}`, a bare `{"message": ...}`, or the body's first bytes."""
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return raw[:200].decode("utf-8", "replace") or "no body"
