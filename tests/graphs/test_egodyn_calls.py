@@ -23,6 +23,13 @@ TCOGMAP_MEASURED = {
 }
 
 
+def test_every_probe_has_a_tool_name():
+    from kinegraph.graphs.egodyn_calls import TOOL_NAMES
+    from kinegraph.graphs.egodyn_tools import PROBES
+
+    assert set(TOOL_NAMES) == set(PROBES)
+
+
 def test_specs_name_the_probes_and_take_no_arguments():
     spec = tool_spec("vo")
     assert spec.name == "visual_odometry" and "yaw in degrees (+ = left)" in spec.description

@@ -63,7 +63,7 @@ def _loop(responses: list, max_rounds: int = 3):
         ({"word": "a", "times": True}, ["argument 'times' must be of type integer, got True"]),
         ({"word": "a", "tone": "shy"}, ["argument 'tone' must be one of ['calm', 'loud'], got 'shy'"]),
         ({"word": "a", "color": 1}, ["unexpected argument 'color' (accepted: ['times', 'tone', 'word'])"]),
-        ({"_unparsed": "{word"}, ["arguments are not valid JSON: '{word'"]),
+        ({"_unparsed": "{word"}, ["arguments are not a JSON object: '{word'"]),
         (["word"], ["arguments must be a JSON object"]),
     ],
 )

@@ -174,7 +174,7 @@ def _vlm_graph(
     frames: bool = True,
     tools: ToolOffer | None = None,
 ) -> CompiledStateGraph:
-    """decode -> encode -> [prelude nodes] -> ask (per question via Send, or grouped; `tools` offered)."""
+    """decode -> encode -> [prelude nodes] -> ask (each question, or grouped; `tools` offered if given)."""
     return question_graph(
         answer_clip(blocks, tools) if grouped else answer_question(blocks, tools),
         answer_name=_node_name("answer_clip" if grouped else "answer_question", tools),

@@ -59,7 +59,9 @@ def argument_errors(schema: Mapping[str, Any], arguments: Any) -> list[str]:
     if not isinstance(arguments, dict):
         return ["arguments must be a JSON object"]
     if "_unparsed" in arguments and "_unparsed" not in schema.get("properties", {}):
-        return [f"arguments are not valid JSON: {arguments['_unparsed']!r}"]
+        return [
+            f"arguments are not a JSON object: {arguments['_unparsed']!r}"
+        ]  # as the wire parsers mark them
     properties: Mapping[str, Any] = schema.get("properties", {})
     errors = [f"missing required argument {k!r}" for k in schema.get("required", []) if k not in arguments]
     for key, value in arguments.items():
