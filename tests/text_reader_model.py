@@ -74,7 +74,11 @@ READING = re.compile(r"^\s*- (.+?) -> (\S+)$", re.M)
 
 def text_reader(body: dict[str, Any]) -> str:
     """Answer the prompt's question(s) from its text alone: tool readings first, then the numbers."""
-    text = prompt_text(body)
+    return answer_text(prompt_text(body))
+
+
+def answer_text(text: str) -> str:
+    """The answer(s) to the question(s) in `text`, read from the tool readings and numbers it holds."""
     series = _series(text)
     readings: dict[str, str] = {}
     for question, answer in READING.findall(text):

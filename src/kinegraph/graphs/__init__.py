@@ -21,6 +21,7 @@ for _name, _target in {
     "egodyn.flow": "kinegraph.graphs.egodyn_tools:build_flow",
     "egodyn.gpu_flow": "kinegraph.graphs.egodyn_tools:build_gpu_flow",
     "egodyn.tools": "kinegraph.graphs.egodyn:build_tools",
+    "egodyn.tool_calls": "kinegraph.graphs.egodyn_calls:build_tool_calls",
     "quantiphy.zero_shot": "kinegraph.graphs.quantiphy:build_zero_shot",
     "quantiphy.prior_only": "kinegraph.graphs.quantiphy:build_prior_only",
     "quantiphy.counterfactual": "kinegraph.graphs.quantiphy:build_counterfactual",

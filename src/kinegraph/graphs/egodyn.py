@@ -15,7 +15,7 @@ import numpy as np
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, TextPart
 from kinegraph.evaluators.egodyn import parse_answer
 from kinegraph.graphs import egodyn_prompts as prompts
 from kinegraph.graphs.nodes import (
@@ -24,6 +24,7 @@ from kinegraph.graphs.nodes import (
 )
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
+from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, ToolOffer, ask_with_tools
 from kinegraph.types import Sample, Status
 
 Encoding = Literal["summary", "timeseries", "coordinates", "full"]
@@ -72,26 +73,48 @@ def _finish(sample: Sample, raw: str, state: Any, response: Any, start: float, t
     )
 
 
-def answer_question(blocks: BlockFn) -> Callable[..., Any]:
-    """Ask one question with the clip's frames and text blocks; parse with the official parser."""
+async def _ask(
+    runtime: Runtime[GraphContext],
+    request: GenerateRequest,
+    state: QuestionState | GroupState,
+    tools: ToolOffer | None,
+    node: str,
+) -> tuple[GenerateResponse | None, dict[str, Any], list[dict[str, Any]]]:
+    """One request, or the tool-call loop when the graph offers tools: (response, error fields, calls)."""
+    if tools is None:
+        response, error = await ask(runtime, request)
+        return response, error, []
+    table = tools.table(state.get("measurements", {}))
+    loop = await ask_with_tools(runtime, request, table, tools.max_rounds, node=node)
+    return loop.response, loop.error, loop.trace
+
+
+def _node_name(base: str, tools: ToolOffer | None) -> str:
+    return base if tools is None else f"{base}_with_tools"
+
+
+def answer_question(blocks: BlockFn, tools: ToolOffer | None = None) -> Callable[..., Any]:
+    """Ask one question with the clip's frames and text blocks (and `tools` offered); official parser."""
+    node = _node_name("answer_question", tools)
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         sample, start = state["sample"], time.perf_counter()
         text = prompts.single_prompt(
             sample.question, sample.options, len(state["images"]), blocks(state["measurements"])
         )
-        response, error = await ask(runtime, _request(text, state, sample))
-        trace = [{"node": "answer_question", "prompt": text}]
+        response, error, calls = await _ask(runtime, _request(text, state, sample), state, tools, node)
+        trace = [{"node": node, "prompt": text}, *calls]
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
-        trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
+        trace.append({"node": node, "raw": response.text, "cached": response.cached})
         return {"results": [_finish(sample, response.text, state, response, start, trace)]}
 
     return answer
 
 
-def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
+def answer_clip(blocks: BlockFn, tools: ToolOffer | None = None) -> Callable[..., Any]:
     """Upstream's grouped mode: every question of the clip in one request, numbered answers."""
+    node = _node_name("answer_clip", tools)
 
     async def answer(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         samples, start = state["samples"], time.perf_counter()
@@ -99,8 +122,8 @@ def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
         text = prompts.grouped_prompt(
             [(s.question, s.options) for s in samples], len(state.get("images", [])), blocks(measurements)
         )
-        response, error = await ask(runtime, _request(text, state, samples[0]))
-        trace = [{"node": "answer_clip", "prompt": text}]
+        response, error, calls = await _ask(runtime, _request(text, state, samples[0]), state, tools, node)
+        trace = [{"node": node, "prompt": text}, *calls]
         if response is None:
             return {
                 "results": [
@@ -108,7 +131,7 @@ def answer_clip(blocks: BlockFn) -> Callable[..., Any]:
                 ]
             }
         raws = prompts.parse_grouped_response(response.text, len(samples))
-        trace.append({"node": "answer_clip", "raw": response.text, "cached": response.cached})
+        trace.append({"node": node, "raw": response.text, "cached": response.cached})
         results = [_finish(s, raw, state, None, start, trace) for s, raw in zip(samples, raws, strict=True)]
         results[0] = results[0].model_copy(update={"usage": response.usage})  # one call: counted once
         return {"results": results}
@@ -149,11 +172,12 @@ def _vlm_graph(
     blocks: BlockFn,
     prelude: Sequence[tuple[str, Callable[..., Any]]] = (),
     frames: bool = True,
+    tools: ToolOffer | None = None,
 ) -> CompiledStateGraph:
-    """decode -> encode -> [prelude nodes] -> ask (per question via Send, or grouped)."""
+    """decode -> encode -> [prelude nodes] -> ask (each question, or grouped; `tools` offered if given)."""
     return question_graph(
-        answer_clip(blocks) if grouped else answer_question(blocks),
-        answer_name="answer_clip" if grouped else "answer_question",
+        answer_clip(blocks, tools) if grouped else answer_question(blocks, tools),
+        answer_name=_node_name("answer_clip" if grouped else "answer_question", tools),
         num_frames=num_frames,
         max_side=max_side,
         prelude=prelude,
@@ -194,12 +218,12 @@ def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> Co
 
 
 def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
-    """Run the frame probes (VO, flow) on the decoded frames and write what they measured as text."""
+    """Measure the clip with the frame probes (VO, flow, TCogMap-style summary); keep each as text too."""
 
     async def measure(state: GroupState) -> dict[str, Any]:
-        from kinegraph.graphs.egodyn_tools import PROBES
+        from kinegraph.graphs.egodyn_tools import measure_probes
 
-        measured = {name: await asyncio.to_thread(PROBES[name], state["frames"]) for name in probes}
+        measured = await asyncio.to_thread(measure_probes, probes, state["frames"])
         text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
         return {"measurements": {"tools": text, "probes": measured}}
 
@@ -207,21 +231,36 @@ def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
 
 
 def build_tools(
-    probes: Sequence[str] = ("vo", "flow"),
+    probes: Sequence[str] = ("vo", "flow", "tcogmap"),
     num_frames: int = 10,
     encoding: Encoding | None = None,
     grouped: bool = False,
     max_side: int | None = None,
+    mode: Literal["text", "calls"] = "text",
+    max_tool_rounds: int = MAX_TOOL_ROUNDS,
 ) -> CompiledStateGraph:
-    """`egodyn.tools`: the VLM also reads what deterministic probes measured from the same frames.
+    """`egodyn.tools`: the VLM also gets what deterministic probes measured from the same frames.
 
+    `mode="text"` injects the measurements into the prompt; `mode="calls"` keeps upstream's prompt and
+    offers the probes as functions the model may call (`egodyn_calls`), up to `max_tool_rounds` rounds.
     With `encoding`, the trajectory text is added too (vision + dynamics + tools).
     """
+    from kinegraph.graphs.egodyn_calls import check_probes, probe_offer
+
+    check_probes(probes)
+    if mode not in ("text", "calls"):
+        raise ValueError(f"mode must be 'text' or 'calls', got {mode!r}")
+    tools = probe_offer(tuple(probes), max_tool_rounds) if mode == "calls" else None
     prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
     if encoding is not None:
         prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
     return _vlm_graph(
-        num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=tool_blocks, prelude=prelude
+        num_frames=num_frames,
+        grouped=grouped,
+        max_side=max_side,
+        blocks=tool_blocks if tools is None else trajectory_blocks,
+        prelude=prelude,
+        tools=tools,
     )
 
 

@@ -75,16 +75,20 @@ PROBE_TITLES = {
     "vo": "Visual odometry (KLT tracks + essential matrix) between consecutive frames",
     "flow": "Dense optical flow (Farneback) between consecutive frames",
     "gpu_flow": "Dense optical flow (Horn-Schunck) between consecutive frames",
+    "tcogmap": "TCogMap-style ego-motion summary",
 }
 
 
 def describe_probe(name: str, measured: dict) -> str:
     """Non-official: one probe's signals and its reading of the questions it determines, as prompt text."""
     signals = measured.get("signals", {})
-    lines = [f"{PROBE_TITLES.get(name, name)}:"]
+    title = PROBE_TITLES.get(name, name)
+    lines = [f"{title}: {measured['summary']}" if measured.get("summary") else f"{title}:"]
     for key, values in signals.items():
         if key != "method" and isinstance(values, list):
             lines.append(f"  {key}: " + ", ".join(f"{v:g}" for v in values))
+        elif isinstance(values, int | float):
+            lines.append(f"  {key}: {values:g}")
     if "yaw_deg" in signals:
         total = sum(signals["yaw_deg"])
         side = "left" if total > 0 else "right"

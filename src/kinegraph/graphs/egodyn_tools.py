@@ -7,8 +7,8 @@ leaves them out of scoring exactly as upstream's 6-question prediction files do.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -17,6 +17,9 @@ from kinegraph.graphs.egodyn import load_arrays
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.types import Sample, Status
+
+if TYPE_CHECKING:
+    from kinegraph.tools.vo import VOSignals
 
 Answers = Mapping[str, str]
 
@@ -96,15 +99,48 @@ def _rounded(values: Any, digits: int = 3) -> list[float]:
 
 def vo_measurement(frames: Any) -> dict[str, Any]:
     """EgoDyn's KLT + essential-matrix VO on the clip's frames."""
-    from kinegraph.tools.vo import visual_odometry
+    from kinegraph.tools.vo import vo_signals
 
-    result = visual_odometry(frames)
-    signals = {
-        "yaw_deg": _rounded(result.signals.yaw_deg),
-        "disp_px": _rounded(result.signals.disp_px, 2),
-        "method": list(result.signals.method),
+    return vo_from_signals(vo_signals(frames))
+
+
+def vo_from_signals(signals: VOSignals) -> dict[str, Any]:
+    """The VO measurement (answers of the six probe questions, rounded signals) of computed VO signals."""
+    from kinegraph.tools.vo import vo_answers
+
+    rounded = {
+        "yaw_deg": _rounded(signals.yaw_deg),
+        "disp_px": _rounded(signals.disp_px, 2),
+        "method": list(signals.method),
     }
-    return {"answers": result.answers, "signals": signals}
+    return {"answers": vo_answers(signals), "signals": rounded}
+
+
+def tcogmap_measurement(frames: Any) -> dict[str, Any]:
+    """Non-official: a TCogMap-style ego-motion summary of the clip from its VO signals."""
+    from kinegraph.tools.vo import vo_signals
+
+    return tcogmap_from_signals(vo_signals(frames))
+
+
+def tcogmap_from_signals(signals: VOSignals) -> dict[str, Any]:
+    """The summary phrase, its class and the VO figures it read; it answers no EgoDyn question itself."""
+    from kinegraph.tools.vo_tcogmap import vo_motion_summary
+
+    summary = vo_motion_summary(signals.yaw_deg, signals.disp_px)
+    figures = {
+        "net_yaw_deg": round(summary.net_yaw_deg, 2),
+        "start_disp_px": round(summary.start_disp_px, 2),
+        "end_disp_px": round(summary.end_disp_px, 2),
+        "stationary_pairs": summary.stationary_pairs,
+        "n_pairs": summary.n_pairs,
+    }
+    return {
+        "answers": {},
+        "summary": f"the ego vehicle is {summary.phrase}",
+        "motion_class": summary.motion_class,
+        "signals": figures,
+    }
 
 
 def flow_measurement(frames: Any) -> dict[str, Any]:
@@ -144,7 +180,30 @@ PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "vo": vo_measurement,
     "flow": flow_measurement,
     "gpu_flow": gpu_flow_measurement,
+    "tcogmap": tcogmap_measurement,
 }
+#: Probes that read the VO signals: run together, they share one VO pass over the frames.
+FROM_VO_SIGNALS: dict[str, Callable[[VOSignals], dict[str, Any]]] = {
+    "vo": vo_from_signals,
+    "tcogmap": tcogmap_from_signals,
+}
+
+
+def measure_probes(names: Sequence[str], frames: Any) -> dict[str, dict[str, Any]]:
+    """Run the named probes on one clip's frames (T, H, W, 3); VO runs once for all probes that read it."""
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        raise ValueError(f"unknown probe(s) {unknown}; known: {sorted(PROBES)}")
+    shared = None
+    if sum(n in FROM_VO_SIGNALS for n in names) > 1:
+        from kinegraph.tools.vo import vo_signals
+
+        shared = vo_signals(frames)
+    return {
+        n: FROM_VO_SIGNALS[n](shared) if shared is not None and n in FROM_VO_SIGNALS else PROBES[n](frames)
+        for n in names
+    }
+
 
 for _builder in (build_vo, build_flow, build_gpu_flow):
     _builder.needs_model = False  # type: ignore[attr-defined]

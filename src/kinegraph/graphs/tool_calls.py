@@ -1,0 +1,139 @@
+"""The tool-call loop any graph can use: offer functions, run what the model calls, ask again.
+
+`ask_with_tools` sends the request with the tools' specs; while the response calls tools (and rounds are
+left) it appends the assistant turn with its calls and one `tool` message per call, then asks again. A
+call of an unknown tool, with arguments that break the tool's schema, or whose tool rejects its input
+(ValueError) is answered with a tool message saying so, so the model may recover; it never fails the
+sample. Every call is recorded for the prediction trace, and usage is summed over all rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from langgraph.runtime import Runtime
+
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, ToolCall, ToolSpec
+from kinegraph.graphs.nodes import ask
+from kinegraph.graphs.state import GraphContext
+from kinegraph.types import Usage
+
+MAX_TOOL_ROUNDS = 3
+
+#: A tool: its spec and a function of the call's (validated) arguments returning the text the model reads.
+Tool = tuple[ToolSpec, Callable[[dict[str, Any]], str]]
+
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+@dataclass(frozen=True)
+class ToolOffer:
+    """What a graph offers the model: `table(measurements)` builds the tools for one group's measurements."""
+
+    table: Callable[[dict[str, Any]], Mapping[str, Tool]]
+    max_rounds: int = MAX_TOOL_ROUNDS
+
+
+class ToolLoopResult(NamedTuple):
+    """The final response (usage summed over every round) or None with the fields of an error prediction
+    (usage so far included); the calls made, as trace entries; the summed usage."""
+
+    response: GenerateResponse | None
+    error: dict[str, Any]
+    trace: list[dict[str, Any]]
+    usage: Usage
+
+
+def argument_errors(schema: Mapping[str, Any], arguments: Any) -> list[str]:
+    """What is wrong with `arguments` for a JSON schema's object subset (properties, required, enum, type,
+    additionalProperties: false); empty when they fit."""
+    if not isinstance(arguments, dict):
+        return ["arguments must be a JSON object"]
+    if "_unparsed" in arguments and "_unparsed" not in schema.get("properties", {}):
+        return [
+            f"arguments are not a JSON object: {arguments['_unparsed']!r}"
+        ]  # as the wire parsers mark them
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    errors = [f"missing required argument {k!r}" for k in schema.get("required", []) if k not in arguments]
+    for key, value in arguments.items():
+        spec = properties.get(key)
+        if spec is None:
+            if schema.get("additionalProperties", True) is False:
+                errors.append(f"unexpected argument {key!r} (accepted: {sorted(properties) or 'none'})")
+            continue
+        wanted = _JSON_TYPES.get(spec.get("type", ""))
+        bad_bool = isinstance(value, bool) and spec.get("type") in ("integer", "number")
+        if wanted is not None and (not isinstance(value, wanted) or bad_bool):
+            errors.append(f"argument {key!r} must be of type {spec['type']}, got {value!r}")
+        elif "enum" in spec and value not in spec["enum"]:
+            errors.append(f"argument {key!r} must be one of {spec['enum']}, got {value!r}")
+    return errors
+
+
+def run_tool_call(tools: Mapping[str, Tool], call: ToolCall) -> str:
+    """The text answering one call: the tool's output, or what was wrong with the call."""
+    if call.name not in tools:
+        return f"Error: unknown tool {call.name!r}; available tools: {', '.join(sorted(tools)) or 'none'}."
+    spec, function = tools[call.name]
+    errors = argument_errors(spec.parameters, call.arguments)
+    if errors:
+        return f"Error: bad arguments for {call.name}: " + "; ".join(errors) + "."
+    try:
+        return function(call.arguments)
+    except ValueError as exc:
+        return f"Error: {call.name} could not run: {exc}"
+
+
+async def ask_with_tools(
+    runtime: Runtime[GraphContext],
+    request: GenerateRequest,
+    tools: Mapping[str, Tool],
+    max_rounds: int = MAX_TOOL_ROUNDS,
+    *,
+    node: str = "ask_with_tools",
+) -> ToolLoopResult:
+    """Ask with `tools` offered; answer up to `max_rounds` rounds of calls, then return the last response.
+
+    A response that still calls tools after the last round is returned as it is (its text is parsed).
+    """
+    if max_rounds < 0:
+        raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+    messages = list(request.messages)
+    offered = [spec for spec, _ in tools.values()]
+    trace: list[dict[str, Any]] = []
+    usage = Usage()
+    rounds = 0
+    while True:
+        response, error = await ask(
+            runtime, request.model_copy(update={"messages": list(messages), "tools": offered})
+        )
+        if response is None:
+            return ToolLoopResult(None, {**error, "usage": usage}, trace, usage)
+        usage = usage + response.usage
+        if response.tool_calls and rounds == max_rounds:
+            trace.append({"node": node, "tool_rounds_exhausted": max_rounds})
+        if not response.tool_calls or rounds == max_rounds:
+            return ToolLoopResult(response.model_copy(update={"usage": usage}), {}, trace, usage)
+        rounds += 1
+        messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
+        for call in response.tool_calls:
+            output = run_tool_call(tools, call)
+            messages.append(Message(role="tool", content=output, tool_call_id=call.id))
+            trace.append(
+                {
+                    "node": node,
+                    "round": rounds,
+                    "tool": call.name,
+                    "arguments": call.arguments,
+                    "output": output,
+                }
+            )
