@@ -10,6 +10,7 @@ from kinegraph.graphs import egodyn, egodyn_tools, quantiphy, quantiphy_tools
 egodyn_vision = egodyn.build_vision()
 egodyn_trajectory = egodyn.build_trajectory()
 egodyn_tools_graph = egodyn.build_tools()
+egodyn_tool_calls = egodyn.build_tools(mode="calls")
 egodyn_vo = egodyn_tools.build_vo()
 egodyn_oracle = egodyn_tools.build_oracle()
 quantiphy_zero_shot = quantiphy.build_zero_shot()
