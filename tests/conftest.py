@@ -1,4 +1,5 @@
-"""Shared fixtures: the upstream golden files (skipped, with how to get them, when absent)."""
+"""Shared fixtures: the upstream golden files (skipped, with how to get them, when absent); a private
+response cache per test."""
 
 from __future__ import annotations
 
@@ -20,4 +21,12 @@ def golden() -> Path:
     path = fixtures_dir()
     if path is None:
         pytest.skip(GOLDEN_HINT)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def private_response_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own response cache: none reads or writes the user's ~/.cache/kinegraph."""
+    path = tmp_path_factory.mktemp("cache") / "responses.sqlite"
+    monkeypatch.setenv("KINEGRAPH_CACHE", str(path))
     return path
