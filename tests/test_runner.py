@@ -142,3 +142,18 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path, graph_spec)
     config = RunConfig(benchmark="egodyn", graph=graph_spec, data=str(data), out_dir=str(tmp_path / "r"))
     assert run(config, show_progress=False).status == "completed"
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_overlapping_runs_restore_the_collector_once_the_last_one_ends():
+    import gc
+
+    from kinegraph.runner import collect_garbage_rarely
+
+    before = gc.get_threshold()
+    first, second = collect_garbage_rarely(), collect_garbage_rarely()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first run ends while the second still runs
+    assert gc.get_threshold()[0] == 50_000
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -187,23 +187,37 @@ async def run_async(
     return summary
 
 
-@contextmanager
-def collect_garbage_rarely(gen0_threshold: int = 50_000) -> Iterator[None]:
-    """Run with rarer garbage collections, and without rescanning what existed before the run.
+class _RareCollections:
+    """Rarer garbage collections while at least one run is active (runs may overlap in one process).
 
     At thousands of questions a second CPython's default (a collection every 700 new objects) scans the
     run's live samples, predictions and graph state many times a second: on 14,000 questions that is
-    seconds of stalls during which no request goes out. Cycles are still collected; the previous
-    thresholds are restored afterwards.
+    seconds of stalls during which no request goes out. Objects that existed before the first run are
+    frozen (never rescanned); cycles are still collected; the last run to end restores the thresholds.
     """
-    previous = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(gen0_threshold, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
+
+    def __init__(self, gen0_threshold: int = 50_000) -> None:
+        self.gen0_threshold = gen0_threshold
+        self.active = 0
+        self.saved: tuple[int, int, int] | None = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        if self.active == 0:
+            self.saved = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(self.gen0_threshold, 20, 100)
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+            if self.active == 0 and self.saved is not None:
+                gc.set_threshold(*self.saved)
+                gc.unfreeze()
+
+
+collect_garbage_rarely = _RareCollections()
 
 
 async def _schedule(
