@@ -1,0 +1,84 @@
+"""`Suite.item_stats` reproduces every per-question / per-task breakdown entry of the official scorers.
+
+Each suite runs once on its synthetic world with a noisy loopback VLM; the runner stores the official
+metrics (scored from the loaded data), and the item statistics are rebuilt from predictions alone, as
+`kinegraph compare` does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.evaluators.egodyn import question_stats, read_prediction_records
+from kinegraph.report.runs import RunData
+from kinegraph.suites import samples_from_predictions, suites
+from suite_runs import SUITES, suite_run
+
+# EgoDyn reports balanced accuracy rounded to 4 decimals (upstream); the item statistic is exact.
+DIGITS = {"egodyn": 4}
+
+
+@pytest.fixture(scope="module", params=SUITES)
+def noisy_run(request, tmp_path_factory) -> RunData:
+    (run_dir,) = suite_run(request.param, tmp_path_factory.mktemp(request.param))
+    return RunData.load(run_dir)
+
+
+def test_item_stats_equal_the_official_breakdown(noisy_run):
+    suite = noisy_run.suite
+    stored = json.loads((noisy_run.path / "metrics.json").read_text())
+    breakdown = suite.breakdown(stored)
+    items = suite.item_stats(samples_from_predictions(noisy_run.predictions), noisy_run.predictions)
+    assert list(items) == list(breakdown) and len(items) >= 4
+    values = [v for v in breakdown.values() if v is not None]
+    assert len(set(values)) >= 3, "the noisy run gives the items different scores"
+    digits = DIGITS.get(suite.name)
+    for name, stats in items.items():
+        metric = stats.metric()
+        if breakdown[name] is None:
+            assert math.isnan(metric), name
+        elif digits is None:
+            assert metric == pytest.approx(breakdown[name], abs=1e-9), name
+        else:
+            assert round(metric, digits) == breakdown[name], name
+            assert metric == pytest.approx(breakdown[name], abs=0.5 * 10**-digits), name
+
+
+def test_items_are_resampled_over_the_headline_groups(noisy_run):
+    """Every item row belongs to a group of the headline statistics (clips, videos, scenes, rows)."""
+    headline_groups = set(noisy_run.group_stats.groups)
+    for name, stats in noisy_run.item_stats.items():
+        assert set(stats.groups) <= headline_groups, name
+        assert stats.matrix.shape[0] == len(stats.groups)
+
+
+def test_egodyn_question_stats_on_upstream_predictions(golden):
+    """The upstream flow_heuristic predictions: per_question balanced_acc of the expected metrics file."""
+    records = read_prediction_records(golden / "egodyn" / "flow_heuristic.jsonl")
+    expected = json.loads((golden / "egodyn" / "expected_metrics__flow_heuristic.json").read_text())
+    stats = question_stats(records, load_question_bank())
+    per_question = expected["per_question"]
+    assert sorted(stats) == sorted(per_question) and len(stats) == 6  # the questions the file answers
+    for qid, s in stats.items():
+        assert round(s.metric(), 4) == per_question[qid]["balanced_acc"], qid
+    assert {len(s.groups) for s in stats.values()} == {1000}  # one row per clip
+
+
+def test_suites_without_items_default_to_none():
+    from kinegraph.suites import Suite
+
+    suite = Suite(
+        name="x",
+        load=lambda path: [],
+        score=lambda s, p: {},
+        export=lambda s, p, d: [],
+        headline=lambda m: {},
+        group_stats=suites.get("egodyn").group_stats,
+        primary="x",
+        default_graph="x",
+    )
+    assert suite.item_stats([], []) == {}
