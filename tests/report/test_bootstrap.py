@@ -84,3 +84,13 @@ def test_one_item_uses_the_headline_draws():
 def test_identical_runs_have_a_zero_interval():
     a = _items(["g0", "g1", "g2"], {"x": [1.0, 0.0, 1.0]})["x"]
     assert tuple(paired_bootstrap(a, a, n_boot=100)) == (0.0, 0.0, 0.0, 3)
+
+
+def test_weights_are_one_shared_read_only_draw():
+    from kinegraph.report.bootstrap import bootstrap_weights
+
+    w = bootstrap_weights(7, 50, 1)
+    assert w is bootstrap_weights(7, 50, 1) and w.shape == (50, 7)
+    assert (w.sum(axis=1) == 7).all()  # each resample draws as many groups as there are
+    with pytest.raises(ValueError):
+        w[0, 0] = 3.0
