@@ -114,18 +114,21 @@ def paired_bootstrap_items(
     if not shared or not both:
         return out
     weights = bootstrap_weights(len(shared), n_boot, seed)
-    blocks = {}
-    for side, stats in (("a", a), ("b", b)):
-        align = _Aligner(shared)
-        matrices = [align(stats[name]) for name in both]
-        bounds = np.cumsum([0] + [m.shape[1] for m in matrices])
-        wide = np.hstack(matrices)
-        held = [m.any(axis=1) for m in matrices]
-        blocks[side] = (_sums(weights, wide), bounds, held)
-    (sums_a, bounds_a, held_a), (sums_b, bounds_b, held_b) = blocks["a"], blocks["b"]
+    align = _Aligner(shared)
+    sums_a, bounds_a, held_a = _stacked(align, [a[name] for name in both], weights)
+    sums_b, bounds_b, held_b = _stacked(align, [b[name] for name in both], weights)
     for k, name in enumerate(both):
         n = int(np.count_nonzero(held_a[k] | held_b[k]))
         if n:
             ca, cb = sums_a[:, bounds_a[k] : bounds_a[k + 1]], sums_b[:, bounds_b[k] : bounds_b[k + 1]]
             out[name] = _delta(a[name], b[name], ca, cb, n)
     return out
+
+
+def _stacked(
+    align: _Aligner, items: list[GroupStats], weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """One run's items side by side: (sums as `_sums`, column bounds per item, groups holding each item)."""
+    matrices = [align(stats) for stats in items]
+    bounds = np.cumsum([0] + [m.shape[1] for m in matrices])
+    return _sums(weights, np.hstack(matrices)), bounds, [m.any(axis=1) for m in matrices]
