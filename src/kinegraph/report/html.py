@@ -39,7 +39,8 @@ def render(comparison: Comparison) -> str:
     parts = [
         f"<h1>kinegraph · {html.escape(comparison.benchmark)}</h1>",
         "<p class=note>First run is the baseline. Δ = paired bootstrap over clips/videos, 95% percentile "
-        "interval; * marks an interval that excludes 0. Scores are the official metric; errors are "
+        "interval, for the primary metric and for each question / task; * marks an interval that "
+        "excludes 0 (per item, not corrected for multiplicity). Scores are the official metric; errors are "
         "failed calls (not parse failures), shown separately and never rewritten into answers.</p>",
         _table(header, body),
         "<h2>Difference from the baseline</h2>",
