@@ -91,6 +91,33 @@ def test_egodyn_question_stats_on_upstream_predictions(golden):
     assert {len(s.groups) for s in stats.values()} == {1000}  # one row per clip
 
 
+def test_quantiphy_category_stats_on_the_published_results(golden):
+    """gpt-5.1's parsed values: each category's item equals `mra_<cat>` of the official results CSV."""
+    import pandas as pd
+
+    from kinegraph.benchmarks.quantiphy import load
+    from kinegraph.types import Prediction
+
+    q = golden / "quantiphy"
+    samples = load(q / "quantiphy_validation.csv")
+    outputs = pd.read_csv(q / "gpt-5.1.csv")
+    parsed = dict(zip(outputs["Unnamed: 0"].astype(str), outputs["parsed_value"], strict=True))
+    predictions = [
+        Prediction(
+            sample_id=s.id,
+            benchmark="quantiphy",
+            group=s.group,
+            answer=None if pd.isna(parsed[str(s.question_id)]) else float(parsed[str(s.question_id)]),
+        )
+        for s in samples
+    ]
+    official = pd.read_csv(q / "all_model_results.csv").iloc[0]
+    items = suites.get("quantiphy").item_stats(samples, predictions)
+    assert list(items) == ["S2", "D2", "S3", "D3"]
+    for category, stats in items.items():
+        assert stats.metric() == pytest.approx(official[f"mra_{category}"], abs=1e-12), category
+
+
 def test_suites_without_items_default_to_none():
     from kinegraph.suites import Suite
 
