@@ -457,7 +457,12 @@ def sweep(
 @clean_errors
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories; the first is the baseline.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="report.html (or .md).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="report.html, report.md, or report.json (every number, item deltas included)."
+        ),
+    ] = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """Compare runs of one benchmark: table, paired bootstrap 95% CIs, plots, HTML/markdown report."""

@@ -2,7 +2,8 @@
 
 `group_stats` turns a run into additive per-group statistics (one row per clip or video) and a finalizer
 that computes the headline metric from summed rows. A paired bootstrap then only resamples rows, which is
-exact for these metrics and fast (no re-scoring per resample).
+exact for these metrics and fast (no re-scoring per resample). `item_stats` does the same for every entry
+of the per-question / per-task `breakdown`, over the same groups.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class Suite:
     default_graph: str
     breakdown: Callable[[dict[str, Any]], dict[str, float | None]] = lambda metrics: {}
     confusions: Callable[[dict[str, Any]], dict[str, dict[str, Any]]] = lambda metrics: {}
+    # breakdown key -> GroupStats whose metric() is that breakdown value (same groups as group_stats)
+    item_stats: Callable[[Sequence[Sample], Sequence[Prediction]], dict[str, GroupStats]] = (
+        lambda samples, predictions: {}
+    )
     notes: dict[str, str] = field(default_factory=dict)
 
 
@@ -70,6 +75,12 @@ def _aligned(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> li
     return [(s, by_id[s.id]) for s in samples if s.id in by_id]
 
 
+def _column_mean(sums: np.ndarray) -> np.ndarray:
+    """Sum / count per resample (columns [sum, count]); NaN without a count."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sums[:, 1] > 0, sums[:, 0] / np.maximum(sums[:, 1], 1), np.nan)
+
+
 def mean_stats(
     samples: Sequence[Sample],
     predictions: Sequence[Prediction],
@@ -85,12 +96,9 @@ def mean_stats(
         row[0] += v
         row[1] += 1
     groups = sorted(rows)
-
-    def finalize(sums: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(sums[:, 1] > 0, sums[:, 0] / np.maximum(sums[:, 1], 1), np.nan)
-
-    return GroupStats(groups, np.array([rows[g] for g in groups], float).reshape(len(groups), 2), finalize)
+    return GroupStats(
+        groups, np.array([rows[g] for g in groups], float).reshape(len(groups), 2), _column_mean
+    )
 
 
 def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
@@ -114,6 +122,24 @@ def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
 
     matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * k))
     return GroupStats(groups, matrix, finalize)
+
+
+def mean_columns(
+    groups: list[str], matrix: np.ndarray, names: Sequence[str], keep_empty: bool = True
+) -> dict[str, GroupStats]:
+    """One mean GroupStats per item from a groups x [sum, count per item] matrix (items in `names` order).
+
+    Every item keeps all the groups, so one set of bootstrap draws serves every item. With
+    `keep_empty=False` items without any count are left out (for breakdowns that omit unscored items).
+    """
+    if matrix.shape[1] != 2 * len(names):
+        raise ValueError(f"expected {2 * len(names)} columns for {len(names)} items, got {matrix.shape[1]}")
+    out = {}
+    for k, name in enumerate(names):
+        columns = matrix[:, 2 * k : 2 * k + 2]
+        if keep_empty or columns[:, 1].sum() > 0:
+            out[name] = GroupStats(groups, columns, _column_mean)
+    return out
 
 
 suites: Registry[Suite] = Registry("benchmark suite")

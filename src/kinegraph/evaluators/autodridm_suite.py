@@ -16,7 +16,7 @@ import numpy as np
 
 from kinegraph.benchmarks.autodridm import TASKS
 from kinegraph.evaluators.autodridm import LEVELS, score, score_question
-from kinegraph.suites import GroupStats, Suite
+from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -69,6 +69,12 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     return GroupStats(groups, matrix, finalize)
 
 
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per-image statistics of each task score of the `all` table (tasks without questions left out)."""
+    stats = group_stats(samples, predictions)
+    return mean_columns(stats.groups, stats.matrix, TASKS, keep_empty=False)
+
+
 def _load(path: str | Path, **options: Any) -> list[Sample]:
     from kinegraph.benchmarks.autodridm import load
 
@@ -85,5 +91,6 @@ SUITE = Suite(
     primary="average",
     default_graph="autodridm.baseline",
     breakdown=lambda m: dict(m["all"]["tasks"]),
+    item_stats=item_stats,
     notes={"unit": "image", "scorer": "non-official (no official scorer exists)"},
 )

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS
+from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score
-from kinegraph.suites import GroupStats, Suite
+from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
 MIN_CORRECT = 3  # the README's group-wise setting
@@ -116,6 +116,25 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     return GroupStats(groups, matrix, finalize)
 
 
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per row: [variants right, variants] per category; each item = that category's sample-wise accuracy.
+
+    A variant counts under its own `cate`, as upstream pools the four variants' metadata.
+    """
+    by_id = {p.sample_id: p for p in predictions}
+    rows = complete_rows(samples)
+    index = {c: k for k, c in enumerate(CATEGORIES)}
+    matrix = np.zeros((len(rows), 2 * len(CATEGORIES)))
+    for i, variants in enumerate(rows.values()):
+        for s in variants.values():
+            k = index.get(category_name(s.metadata["cate"]))
+            if k is None:
+                continue  # upstream prints it as "Category N"; the breakdown shows the known six only
+            matrix[i, 2 * k] += is_correct(_gt(s), answer_letter(by_id.get(s.id)))
+            matrix[i, 2 * k + 1] += 1
+    return mean_columns([str(r) for r in rows], matrix, CATEGORIES, keep_empty=False)
+
+
 def _load(path: str | Path, **options: Any) -> list[Sample]:
     from kinegraph.benchmarks.dsi import load
 
@@ -132,5 +151,6 @@ SUITE = Suite(
     primary="sample_wise",
     default_graph="dsi.baseline",
     breakdown=breakdown,
+    item_stats=item_stats,
     notes={"unit": "row (its four variants)", "failed": FAILED_ANSWER},
 )

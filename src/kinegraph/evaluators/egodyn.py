@@ -303,6 +303,31 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     return class_recall_stats(triples)
 
 
+def question_stats(
+    records: Iterable[Mapping[str, Any]], bank: Mapping[str, EgoDynQuestion]
+) -> dict[str, GroupStats]:
+    """Per-clip statistics of each question's `per_question` balanced accuracy (upstream, unrounded).
+
+    Parsed answers only, as upstream; upstream takes the recall over the question's choices, so an oracle
+    label outside them adds no class (its records are left out here too).
+    """
+    triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for record in records:
+        scored = score_record(record, bank)
+        if scored is None:
+            continue
+        labels = bank[scored.question_id].choices
+        kept = triples[scored.question_id]  # the question is in the breakdown even if nothing is kept
+        if labels is None or scored.oracle in labels:
+            kept.append((scored.clip_id, scored.oracle, scored.pred))
+    return {qid: class_recall_stats(triples[qid]) for qid in sorted(triples)}
+
+
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """`question_stats` of a run: keys and values of the `per_question` breakdown."""
+    return question_stats(prediction_records(samples, predictions), load_question_bank())
+
+
 def _load(path: str | Path, **options: Any) -> list[Sample]:
     from kinegraph.benchmarks.egodyn import load  # imported late: the loader imports this module
 
@@ -320,4 +345,5 @@ SUITE = Suite(
     default_graph="egodyn.vision",
     breakdown=lambda m: {q: v["balanced_acc"] for q, v in m["per_question"].items()},
     confusions=lambda m: {q: v["confusion_matrix"] for q, v in m["per_question"].items()},
+    item_stats=item_stats,
 )

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from kinegraph.errors import DataError
-from kinegraph.suites import GroupStats, Suite
+from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
 MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -364,6 +364,12 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     return GroupStats(groups, matrix, finalize)
 
 
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per-video statistics of each category's mean MRA (`mra_S2` ...), the four breakdown entries."""
+    stats = group_stats(samples, predictions)
+    return mean_columns(stats.groups, stats.matrix, CATEGORIES)
+
+
 def _load(path: str | Path, **options: Any) -> list[Sample]:
     from kinegraph.benchmarks.quantiphy import load  # imported late: the loader imports this module
 
@@ -380,4 +386,5 @@ SUITE = Suite(
     primary="mra_average",
     default_graph="quantiphy.zero_shot",
     breakdown=lambda m: {c: m.get(f"mra_{c}") for c in CATEGORIES},
+    item_stats=item_stats,
 )

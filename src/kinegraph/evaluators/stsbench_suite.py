@@ -18,7 +18,7 @@ import numpy as np
 
 from kinegraph.benchmarks.stsbench import GROUPS
 from kinegraph.evaluators.stsbench import score
-from kinegraph.suites import GroupStats, Suite
+from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -92,18 +92,32 @@ def is_right(sample: Sample, prediction: Prediction) -> bool:
     return bool(raw) and raw[0].lower() == str(sample.answer)[0].lower()
 
 
-def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
-    """Per-scenario-record [right, 1] in the column of its (group, scenario type); finalize = macro means."""
+def _scenario_type(sample: Sample) -> tuple[str, str]:
+    return str(sample.metadata["scenario_group"]), str(sample.metadata["scenario"])
+
+
+def _scenario_sums(
+    samples: Sequence[Sample], predictions: Sequence[Prediction]
+) -> tuple[list[tuple[str, str]], list[str], np.ndarray]:
+    """(scenario types, records, matrix): per record [right, 1] in the column pair of its scenario type."""
     by_id = {p.sample_id: p for p in predictions}
     answered = [s for s in samples if s.id in by_id]
-    columns = sorted({(str(s.metadata["scenario_group"]), str(s.metadata["scenario"])) for s in answered})
+    columns = sorted({_scenario_type(s) for s in answered})
     index = {c: i for i, c in enumerate(columns)}
     rows: dict[str, np.ndarray] = {}
     for s in answered:
         row = rows.setdefault(s.group, np.zeros(2 * len(columns)))
-        k = index[(str(s.metadata["scenario_group"]), str(s.metadata["scenario"]))]
+        k = index[_scenario_type(s)]
         row[2 * k] += is_right(s, by_id[s.id])
         row[2 * k + 1] += 1
+    groups = sorted(rows, key=lambda g: (len(g), g))
+    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * len(columns)))
+    return columns, groups, matrix
+
+
+def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
+    """Per-scenario-record [right, 1] in the column of its (group, scenario type); finalize = macro means."""
+    columns, groups, matrix = _scenario_sums(samples, predictions)
     group_of = np.array([GROUPS.index(g) for g, _ in columns], dtype=int)
 
     def finalize(sums: np.ndarray) -> np.ndarray:
@@ -121,9 +135,13 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
             )
             return np.nanmean(per_group, axis=1)
 
-    groups = sorted(rows, key=lambda g: (len(g), g))
-    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * len(columns)))
     return GroupStats(groups, matrix, finalize)
+
+
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per-record stats of each scenario type's accuracy, keyed `"<group>: <scenario>"` like `breakdown`."""
+    columns, groups, matrix = _scenario_sums(samples, predictions)
+    return mean_columns(groups, matrix, [f"{g}: {s}" for g, s in columns])
 
 
 def _load(path: str | Path, **options: Any) -> list[Sample]:
@@ -142,5 +160,6 @@ SUITE = Suite(
     primary="group_average",
     default_graph="stsbench.baseline",
     breakdown=breakdown,
+    item_stats=item_stats,
     notes={"unit": "scenario record", "empty": "counted wrong (non-official; upstream stops)"},
 )

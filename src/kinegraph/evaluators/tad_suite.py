@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.evaluators.tad import METRICS, TASKS, score
-from kinegraph.suites import GroupStats, Suite
+from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
 FAILED_PRED = "ERROR"  # upstream's `pred` when inference raised
@@ -136,6 +136,15 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     return GroupStats(groups, matrix, finalize)
 
 
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per-scene statistics of each task's `all`-mode score; tasks without a prediction stay unscored."""
+    answered = {p.sample_id for p in predictions}
+    scored = {str(s.metadata["task"]) for s in samples if s.id in answered}
+    stats = group_stats(samples, predictions)
+    items = mean_columns(stats.groups, stats.matrix, TASKS)
+    return {t: stats for t, stats in items.items() if t in scored}
+
+
 def _load(path: str | Path, **options: Any) -> list[Sample]:
     from kinegraph.benchmarks.tad import load
 
@@ -152,5 +161,6 @@ SUITE = Suite(
     primary="task_average",
     default_graph="tad.baseline",
     breakdown=lambda m: {t: m["all"].get(t) for t in TASKS if t in m["all"]},
+    item_stats=item_stats,
     notes={"unit": "scene", "failed_pred": FAILED_PRED},
 )

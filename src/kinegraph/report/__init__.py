@@ -1,8 +1,17 @@
 """Compare runs: tables, paired bootstrap confidence intervals, plots, HTML and markdown."""
 
-from kinegraph.report.bootstrap import Delta, paired_bootstrap
+from kinegraph.report.bootstrap import Delta, paired_bootstrap, paired_bootstrap_items
 from kinegraph.report.compare import Comparison, compare
 from kinegraph.report.html import write_report
 from kinegraph.report.tables import markdown, print_table
 
-__all__ = ["Comparison", "Delta", "compare", "markdown", "paired_bootstrap", "print_table", "write_report"]
+__all__ = [
+    "Comparison",
+    "Delta",
+    "compare",
+    "markdown",
+    "paired_bootstrap",
+    "paired_bootstrap_items",
+    "print_table",
+    "write_report",
+]

@@ -1,4 +1,8 @@
-"""Compare runs of one benchmark: headline table, paired-bootstrap deltas against the first run."""
+"""Compare runs of one benchmark: headline table, paired-bootstrap deltas against the first run.
+
+Every run after the first gets a delta with a 95% interval on the primary metric and on each
+per-question / per-task item of the breakdown (the same groups, one set of draws per run pair).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.errors import DataError
-from kinegraph.report.bootstrap import Delta, paired_bootstrap
+from kinegraph.report.bootstrap import Delta, paired_bootstrap, paired_bootstrap_items
 from kinegraph.report.runs import RunData
 
 
@@ -23,6 +27,9 @@ class Comparison:
     deltas: list[Delta | None]
     breakdowns: list[dict[str, float | None]]
     confusions: list[dict[str, dict[str, Any]]]
+    item_deltas: list[dict[str, Delta]]  # per run: item -> delta vs the first run ({} for the first)
+    n_boot: int = 2000
+    seed: int = 0
 
     @property
     def metric_names(self) -> list[str]:
@@ -30,6 +37,11 @@ class Comparison:
         for h in self.headlines:
             names += [k for k in h if k not in names]
         return names
+
+    @property
+    def item_names(self) -> list[str]:
+        """Breakdown items in the order the runs report them (the first run's order, then any extras)."""
+        return list(dict.fromkeys(k for b in self.breakdowns for k in b))
 
 
 def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -> Comparison:
@@ -45,6 +57,10 @@ def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -
     deltas += [
         paired_bootstrap(runs[0].group_stats, r.group_stats, n_boot=n_boot, seed=seed) for r in runs[1:]
     ]
+    item_deltas: list[dict[str, Delta]] = [{}]
+    item_deltas += [
+        paired_bootstrap_items(runs[0].item_stats, r.item_stats, n_boot=n_boot, seed=seed) for r in runs[1:]
+    ]
     return Comparison(
         benchmark=suite.name,
         primary=suite.primary,
@@ -53,4 +69,7 @@ def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -
         deltas=deltas,
         breakdowns=[suite.breakdown(r.metrics) for r in runs],
         confusions=[suite.confusions(r.metrics) for r in runs],
+        item_deltas=item_deltas,
+        n_boot=n_boot,
+        seed=seed,
     )

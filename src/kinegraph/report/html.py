@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 from pathlib import Path
 
 from kinegraph.report import plots
 from kinegraph.report.compare import Comparison
-from kinegraph.report.tables import rows
+from kinegraph.report.tables import item_rows, rows
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
@@ -38,13 +39,16 @@ def render(comparison: Comparison) -> str:
     parts = [
         f"<h1>kinegraph · {html.escape(comparison.benchmark)}</h1>",
         "<p class=note>First run is the baseline. Δ = paired bootstrap over clips/videos, 95% percentile "
-        "interval; * marks an interval that excludes 0. Scores are the official metric; errors are "
+        "interval, for the primary metric and for each question / task; * marks an interval that "
+        "excludes 0 (per item, not corrected for multiplicity). Scores are the official metric; errors are "
         "failed calls (not parse failures), shown separately and never rewritten into answers.</p>",
         _table(header, body),
         "<h2>Difference from the baseline</h2>",
         _img(plots.delta_forest(comparison), "deltas"),
         "<h2>Per question / task</h2>",
+        _table(*item_rows(comparison)) if comparison.item_names else "",
         _img(plots.breakdown_bars(comparison, comparison.primary), "breakdown"),
+        _img(plots.item_forest(comparison), "item deltas"),
     ]
     for run, confusions in zip(comparison.runs, comparison.confusions, strict=True):
         if confusions:
@@ -78,10 +82,16 @@ def render(comparison: Comparison) -> str:
 
 
 def write_report(comparison: Comparison, out: str | Path) -> Path:
-    """Write the HTML report (or markdown when `out` ends in .md)."""
+    """Write the HTML report, or markdown when `out` ends in .md, or every number as JSON for .json."""
+    from kinegraph.report.summary import as_dict
     from kinegraph.report.tables import markdown
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(markdown(comparison) if out.suffix == ".md" else render(comparison))
+    if out.suffix == ".md":
+        out.write_text(markdown(comparison))
+    elif out.suffix == ".json":
+        out.write_text(json.dumps(as_dict(comparison), indent=1) + "\n")
+    else:
+        out.write_text(render(comparison))
     return out

@@ -23,7 +23,7 @@ def _png(fig: plt.Figure) -> bytes:
 
 def breakdown_bars(comparison: Comparison, title: str) -> bytes | None:
     """Grouped bars: one group per question / category, one bar per run."""
-    items = sorted({k for b in comparison.breakdowns for k in b})
+    items = comparison.item_names
     if not items:
         return None
     n = len(comparison.runs)
@@ -54,6 +54,39 @@ def delta_forest(comparison: Comparison) -> bytes | None:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(pairs)), [name for name, _ in pairs], fontsize=8)
     ax.set_xlabel(f"Δ {comparison.primary} vs {comparison.runs[0].name} (paired bootstrap 95% CI)")
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def item_forest(comparison: Comparison) -> bytes | None:
+    """Per item, each later run's difference from the first with its 95% interval (items down, Δ across).
+
+    Filled markers: the interval excludes 0; hollow: it does not.
+    """
+    items = comparison.item_names
+    later = [(r.name, d) for r, d in zip(comparison.runs[1:], comparison.item_deltas[1:], strict=True)]
+    if not items or not any(not math.isnan(d.delta) for _, deltas in later for d in deltas.values()):
+        return None
+    n = len(later)
+    step = 0.7 / max(n, 1)
+    fig, ax = plt.subplots(figsize=(7.0, 0.35 * len(items) * max(1, n / 2) + 1.4))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for j, (name, deltas) in enumerate(later):
+        color = colors[j % len(colors)]
+        for y, item in enumerate(items):
+            d = deltas.get(item)
+            if d is None or math.isnan(d.delta) or math.isnan(d.low):
+                continue
+            pos = y + (j - (n - 1) / 2) * step
+            xerr = [[d.delta - d.low], [d.high - d.delta]]
+            face = color if d.significant else "white"
+            ax.errorbar(d.delta, pos, xerr=xerr, fmt="o", color=color, mfc=face, capsize=3, ms=5)
+        ax.plot([], [], "o", color=color, label=name)  # one legend entry per run
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(items)), items, fontsize=8)
+    ax.set_ylim(len(items) - 0.5, -0.5)  # first item on top, as in the tables
+    ax.set_xlabel(f"Δ vs {comparison.runs[0].name} (paired bootstrap 95% CI; filled = excludes 0)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 

@@ -60,6 +60,10 @@ class RunData:
         return self.suite.group_stats(samples_from_predictions(self.predictions), self.predictions)
 
     @cached_property
+    def item_stats(self) -> dict[str, GroupStats]:
+        return self.suite.item_stats(samples_from_predictions(self.predictions), self.predictions)
+
+    @cached_property
     def usage(self) -> Usage:
         total = Usage()
         for p in self.predictions:

@@ -6,8 +6,10 @@ import math
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from kinegraph.report.bootstrap import Delta
 from kinegraph.report.compare import Comparison
 
 
@@ -17,12 +19,17 @@ def fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def delta_text(comparison: Comparison, i: int) -> str:
-    d = comparison.deltas[i]
-    if d is None:
-        return "baseline"
+def format_delta(d: Delta | None) -> str:
+    """`+0.1234 [0.0500, 0.2000] *` (`*`: the interval excludes 0); "—" when undefined."""
+    if d is None or math.isnan(d.delta):
+        return "—"
     mark = " *" if d.significant else ""
     return f"{d.delta:+.4f} [{fmt(d.low)}, {fmt(d.high)}]{mark}"
+
+
+def delta_text(comparison: Comparison, i: int) -> str:
+    d = comparison.deltas[i]
+    return "baseline" if d is None else format_delta(d)
 
 
 def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -45,6 +52,26 @@ def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Breakdown table: each item's official value per run, and for later runs its delta with 95% CI."""
+    header = ["item"]
+    for i, run in enumerate(comparison.runs):
+        header += [run.name] if i == 0 else [run.name, "Δ vs first (95% CI)"]
+    body = []
+    for name in comparison.item_names:
+        row = [name]
+        for i, (breakdown, deltas) in enumerate(
+            zip(comparison.breakdowns, comparison.item_deltas, strict=True)
+        ):
+            row += (
+                [fmt(breakdown.get(name))]
+                if i == 0
+                else [fmt(breakdown.get(name)), format_delta(deltas.get(name))]
+            )
+        body.append(row)
+    return header, body
+
+
 def print_table(comparison: Comparison, console: Console | None = None) -> None:
     console = console or Console(width=None if sys.stdout.isatty() else 220)  # no folding in pipes/logs
     header, body = rows(comparison)
@@ -52,24 +79,28 @@ def print_table(comparison: Comparison, console: Console | None = None) -> None:
         title=f"{comparison.benchmark}: runs compared (* = 95% CI excludes 0; paired bootstrap over groups)"
     )
     for h in header:
-        table.add_column(h, overflow="fold")
+        table.add_column(escape(h), overflow="fold")
     for row in body:
-        table.add_row(*row)
+        table.add_row(*map(escape, row))
     console.print(table)
+    header, body = item_rows(comparison)
+    if body:
+        items = Table(
+            title=f"{comparison.benchmark}: per question / task (Δ vs first, paired bootstrap 95% CI)"
+        )
+        for h in header:
+            items.add_column(escape(h), overflow="fold")
+        for row in body:
+            items.add_row(*map(escape, row))
+        console.print(items)
 
 
 def markdown(comparison: Comparison) -> str:
     header, body = rows(comparison)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in body]
-    names = sorted({k for b in comparison.breakdowns for k in b})
-    if names:
-        lines += [
-            "",
-            "| item | " + " | ".join(r.name for r in comparison.runs) + " |",
-            "|" + "---|" * (len(comparison.runs) + 1),
-        ]
-        lines += [
-            "| " + " | ".join([n, *[fmt(b.get(n)) for b in comparison.breakdowns]]) + " |" for n in names
-        ]
+    header, body = item_rows(comparison)
+    if body:
+        lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines) + "\n"

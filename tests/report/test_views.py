@@ -1,0 +1,73 @@
+"""Markdown, terminal and HTML views show each item's value per run and its delta with the 95% interval."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rich.console import Console
+
+from kinegraph.report import compare, markdown, print_table, write_report
+
+
+@pytest.fixture
+def comparison(tad_pair):
+    return compare(list(tad_pair), n_boot=2000)
+
+
+def _row(text: str, item: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"| {item} |"))
+
+
+def test_markdown_item_table(comparison):
+    text = markdown(comparison)
+    assert "| item | tad.baseline | tad.tcogmap | Δ vs first (95% CI) |" in text
+    gain = _row(text, "mc_action")
+    assert re.fullmatch(
+        r"\| mc_action \| 0\.1000 \| 0\.9000 \| \+0\.8000 \[0\.\d{4}, (0|1)\.\d{4}\] \* \|", gain
+    )
+    wash = _row(text, "temp_ordering")
+    assert re.fullmatch(
+        r"\| temp_ordering \| 0\.5000 \| 0\.5000 \| \+0\.0000 \[-0\.\d{4}, 0\.\d{4}\] \|", wash
+    )
+    assert "| tad.tcogmap | 60 |" in text  # the headline table is still there
+
+
+def test_terminal_item_table(comparison):
+    console = Console(record=True, width=200)
+    print_table(comparison, console)
+    text = console.export_text()
+    assert "runs compared" in text and "per question / task" in text
+    line = next(line for line in text.splitlines() if "mc_action" in line)
+    assert "0.1000" in line and "0.9000" in line and "+0.8000 [" in line and "] *" in line
+
+
+def test_terminal_shows_bracketed_run_names_verbatim(tad_pair, tmp_path):
+    import json
+    import shutil
+
+    options_run = tmp_path / "opt"
+    shutil.copytree(tad_pair[1], options_run)
+    info = json.loads((options_run / "run.json").read_text())
+    info["config"]["options"] = {"encoding": "timeseries"}
+    (options_run / "run.json").write_text(json.dumps(info))
+    console = Console(record=True, width=250)
+    print_table(compare([tad_pair[0], options_run], n_boot=100), console)
+    assert "tad.tcogmap[encoding=timeseries]" in console.export_text()  # not eaten as rich markup
+
+
+def test_html_has_item_table_and_forest_plot(comparison, tmp_path):
+    html = write_report(comparison, tmp_path / "r.html").read_text()
+    assert "<th>Δ vs first (95% CI)</th>" in html
+    assert "<td>+0.8000 [" in html and "] *</td>" in html
+    assert 'alt="item deltas" src="data:image/png;base64,' in html
+    assert 'alt="breakdown"' in html and 'alt="deltas"' in html
+
+
+def test_single_run_has_no_item_deltas(tad_pair, tmp_path):
+    single = compare([tad_pair[0]], n_boot=100)
+    assert single.item_deltas == [{}]
+    text = markdown(single)
+    assert "| mc_action | 0.1000 |" in text and "Δ vs first" not in _row(text, "mc_action")
+    html = write_report(single, tmp_path / "one.html").read_text()
+    assert 'alt="item deltas"' not in html
