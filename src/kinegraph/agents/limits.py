@@ -26,11 +26,17 @@ class LoopLocal(Generic[T]):
         self._values: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[T, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        # the last loop's value, without a weak-dict lookup (several per request at high rates)
+        self._last: tuple[weakref.ref[asyncio.AbstractEventLoop], T] | None = None
 
     async def get(self) -> T:
         loop = asyncio.get_running_loop()
+        last = self._last
+        if last is not None and last[0]() is loop:
+            return last[1]
         entry = self._values.get(loop)
         if entry is not None:
+            self._last = (weakref.ref(loop), entry[0])
             return entry[0]
         value = self._factory()
         finalizer = None
@@ -40,10 +46,12 @@ class LoopLocal(Generic[T]):
             finalizer = self._finalize(value)
             await finalizer.__anext__()
         self._values[loop] = (value, finalizer)
+        self._last = (weakref.ref(loop), value)
         return value
 
     async def aclose(self) -> None:
         """Close the value of the running loop now (if any)."""
+        self._last = None
         entry = self._values.pop(asyncio.get_running_loop(), None)
         if entry is not None and entry[1] is not None:
             await entry[1].aclose()
