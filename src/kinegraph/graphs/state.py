@@ -2,7 +2,7 @@
 
 A graph runs on one group of samples (a clip, a video, a scene): frames are decoded and encoded once in
 the group state, then each question is answered on its own QuestionState (`nodes.answer_each`, or a
-`Send` branch where a family fans out to several nodes). Dependencies (the backend, the run-wide request
+`Send` branch per question or segment in the TAD and DSI graphs). Dependencies (the backend, the run-wide request
 limiter, counters) arrive through the runtime context, so one compiled graph serves every backend.
 """
 
