@@ -2,8 +2,8 @@
 
 A graph runs on one group of samples (a clip, a video, a scene): frames are decoded and encoded once in
 the group state, then each question is answered on its own QuestionState (`nodes.answer_each`, or a
-`Send` branch per question or segment in the TAD and DSI graphs). Dependencies (the backend, the run-wide request
-limiter, counters) arrive through the runtime context, so one compiled graph serves every backend.
+`Send` branch per question or segment in the TAD and DSI graphs). Dependencies (the backend, the run-wide
+request limiter, counters) arrive through the runtime context, so one compiled graph serves every backend.
 """
 
 from __future__ import annotations
