@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from kinegraph.agents.protocol import Backend
 from kinegraph.graphs import resolve_builder
+from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext
 from kinegraph.progress import RunProgress
 from kinegraph.rundir import (
@@ -106,16 +107,7 @@ async def _run_group(
         results, error = {}, f"{type(exc).__name__}: {exc}"
     out = []
     for s in samples:
-        p = results.get(s.id) or Prediction(
-            sample_id=s.id,
-            benchmark=s.benchmark,
-            group=s.group,
-            question_id=s.question_id,
-            ground_truth=s.answer,
-            status=Status.graph_error,
-            error=error,
-            metadata=s.metadata,
-        )
+        p = results.get(s.id) or prediction(s, status=Status.graph_error, error=error)
         update: dict[str, Any] = {"graph": config.graph, "model": config.model}
         if p.frames is None and frames is not None:
             update["frames"] = frames  # every prediction records the frames its group looked at

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kinegraph.agents.anthropic_wire import messages_body, parse_message
-from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.errors import BackendError, RetryableError, http_failure, sdk_error_message
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
@@ -58,7 +58,7 @@ class AnthropicBackend:
             raise RetryableError(f"connection failed: {exc}") from None
         except sdk.APIStatusError as exc:
             raise http_failure(
-                f"anthropic:{self.model}", exc.status_code, _message(exc), exc.response.headers
+                f"anthropic:{self.model}", exc.status_code, sdk_error_message(exc), exc.response.headers
             ) from None
         except sdk.APIError as exc:
             raise BackendError(f"anthropic:{self.model}: {exc}") from None
@@ -66,13 +66,6 @@ class AnthropicBackend:
 
     async def aclose(self) -> None:
         await self._client.aclose()
-
-
-def _message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", body["error"]))
-    return str(getattr(exc, "message", exc))
 
 
 def create_anthropic(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from kinegraph.types import Status
 
@@ -75,3 +76,19 @@ def http_failure(spec: str, status: int, message: str, headers: Mapping[str, str
     if status in (401, 403):
         return BackendError(f"{spec}: the API key was refused (HTTP {status}: {message})")
     return BackendError(f"{spec}: HTTP {status}: {message}")
+
+
+def error_message(body: Any) -> str | None:
+    """The message of a provider's error body: `{"error": {"message": ...}}` (OpenAI, Anthropic), a bare
+    `{"message": ...}`, or `{"error": "text"}`; None when the body carries none."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body)
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    return error if isinstance(error, str) else None
+
+
+def sdk_error_message(exc: Any) -> str:
+    """What an official SDK's status error says: its decoded error body, else its own message."""
+    return error_message(getattr(exc, "body", None)) or str(getattr(exc, "message", exc))

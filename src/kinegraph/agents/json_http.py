@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.errors import BackendError, RetryableError, error_message, http_failure
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.providers import require_sdk
 from kinegraph.types import Status
@@ -54,7 +54,12 @@ class JsonPoster:
             raise BackendError(f"{self.spec}: {type(exc).__name__}: {exc}") from None
         payload = _decode(raw)
         if status >= 400:
-            raise http_failure(self.spec, status, _error_message(payload, raw), headers)
+            raise http_failure(
+                self.spec,
+                status,
+                error_message(payload) or raw[:200].decode("utf-8", "replace") or "no body",
+                headers,
+            )
         if not isinstance(payload, dict):
             raise BackendError(f"{self.spec}: the server's answer is not a JSON object: {raw[:200]!r}")
         return payload
@@ -68,14 +73,3 @@ def _decode(raw: bytes) -> Any:
         return orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
         return None
-
-
-def _error_message(payload: Any, raw: bytes) -> str:
-    """OpenAI-style `{"error": {"message": ...}}`, a bare `{"message": ...}`, or the body's first bytes."""
-    if isinstance(payload, dict):
-        error = payload.get("error", payload)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-    return raw[:200].decode("utf-8", "replace") or "no body"

@@ -13,7 +13,7 @@ import os
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.errors import BackendError, RetryableError, http_failure, sdk_error_message
 from kinegraph.agents.json_http import JsonPoster
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_json
@@ -65,7 +65,9 @@ class SdkPoster:
         except sdk.APIConnectionError as exc:
             raise RetryableError(f"connection failed: {exc}") from None
         except sdk.APIStatusError as exc:
-            raise http_failure(self.spec, exc.status_code, _message(exc), exc.response.headers) from None
+            raise http_failure(
+                self.spec, exc.status_code, sdk_error_message(exc), exc.response.headers
+            ) from None
         except sdk.APIError as exc:
             raise BackendError(f"{self.spec}: {exc}") from None
 
@@ -133,15 +135,6 @@ class OpenAIChatBackend:
 
     async def aclose(self) -> None:
         await self._poster.aclose()
-
-
-def _message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-    return str(getattr(exc, "message", exc))
 
 
 def create_openai(

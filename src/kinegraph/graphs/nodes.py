@@ -68,22 +68,21 @@ async def record_group_error(state: GroupState) -> dict[str, Any]:
     }
 
 
+def question_state(state: GroupState, sample: Sample) -> QuestionState:
+    """One question's state: the sample plus what its group computed (shared, not copied)."""
+    return QuestionState(
+        sample=sample,
+        images=state.get("images", []),
+        frame_record=state.get("frame_record"),
+        measurements=state.get("measurements", {}),
+    )
+
+
 def fan_out(target: str) -> Callable[[GroupState], list[Send]]:
     """One `Send` per question, carrying what the group computed."""
 
     def route(state: GroupState) -> list[Send]:
-        return [
-            Send(
-                target,
-                QuestionState(
-                    sample=s,
-                    images=state.get("images", []),
-                    frame_record=state.get("frame_record"),
-                    measurements=state.get("measurements", {}),
-                ),
-            )
-            for s in state["samples"]
-        ]
+        return [Send(target, question_state(state, s)) for s in state["samples"]]
 
     return route
 
@@ -98,14 +97,9 @@ def answer_each(answer: Node) -> Node:
     """
 
     async def each(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-        shared = {
-            "images": state.get("images", []),
-            "frame_record": state.get("frame_record"),
-            "measurements": state.get("measurements", {}),
-        }
         samples = state["samples"]
         outs = await asyncio.gather(
-            *(answer(QuestionState(sample=s, **shared), runtime) for s in samples), return_exceptions=True
+            *(answer(question_state(state, s), runtime) for s in samples), return_exceptions=True
         )
         results: list[Prediction] = []
         for sample, out in zip(samples, outs, strict=True):

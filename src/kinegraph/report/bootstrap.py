@@ -32,13 +32,9 @@ class Delta(NamedTuple):
         return bool(self.low > 0 or self.high < 0)
 
 
-def _rows(stats: GroupStats, groups: list[str]) -> np.ndarray:
-    """`stats.matrix` rows in `groups` order; a group the stats lack is a row of zeros (adds nothing)."""
-    return _Aligner(groups)(stats)
-
-
 class _Aligner:
-    """Puts GroupStats rows in the order of a fixed group list; items sharing a group list map it once."""
+    """Puts GroupStats rows in the order of a fixed group list (a group the stats lack is a row of zeros,
+    adding nothing); items sharing a group list map it once."""
 
     def __init__(self, groups: list[str]) -> None:
         self.position = {g: j for j, g in enumerate(groups)}
@@ -92,8 +88,8 @@ def paired_bootstrap(a: GroupStats, b: GroupStats, n_boot: int = 2000, seed: int
     shared = sorted(set(a.groups) & set(b.groups))
     if not shared:
         return Delta(NAN, NAN, NAN, 0)
-    weights = bootstrap_weights(len(shared), n_boot, seed)
-    return _delta(a, b, _sums(weights, _rows(a, shared)), _sums(weights, _rows(b, shared)), len(shared))
+    weights, align = bootstrap_weights(len(shared), n_boot, seed), _Aligner(shared)
+    return _delta(a, b, _sums(weights, align(a)), _sums(weights, align(b)), len(shared))
 
 
 def paired_bootstrap_items(
