@@ -1,0 +1,196 @@
+"""Planar ego motion from road correspondences: a RANSAC start per frame pair, then one joint fit.
+
+The joint fit solves every pair's (tx, ty, dyaw) and every frame's camera pitch together by robust
+least squares on the pixel transfer error of road points (back-project in frame a at its pitch, move,
+project in frame b at its pitch). Pitch per frame absorbs the body's nodding under braking; a prior ties
+it to the mounting pitch (when known) and to its neighbours, so it stays defined when the car stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.sparse import lil_matrix
+
+from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.ground_geometry import (
+    back_project,
+    ego_r_cam,
+    move_points,
+    normalised_rays,
+    project,
+    rigid_fit_2d,
+)
+from kinegraph.tools.ground_tracks import PairMatches
+
+RANSAC_ITERATIONS = 96
+INLIER_PX = 1.5  # transfer error at 640 px width, scaled with the image
+PIXEL_SIGMA_PX = 0.5  # per-coordinate tracking noise the fit's weights assume (at 640 px)
+PITCH_STEP_SIGMA_RAD = np.radians(0.25)  # how far the body may nod between two frames
+KNOWN_PITCH_SIGMA_RAD = np.radians(1.0)  # body pitch around a calibrated mount
+UNKNOWN_PITCH_SIGMA_RAD = np.radians(8.0)
+MIN_INLIERS = 12
+
+
+class PairFit(NamedTuple):
+    """A frame pair's motion [tx_m, ty_m, dyaw_rad] and the road correspondences that support it."""
+
+    motion: np.ndarray
+    inliers: PairMatches
+
+
+class ClipMotion(NamedTuple):
+    """The joint solution: motions (P, 3), pitch per frame (T,), 1-sigma of each motion (P, 3),
+    inlier count (P,) and RMS transfer error (P,) px of each pair."""
+
+    motions: np.ndarray
+    pitch_rad: np.ndarray
+    motion_sigma: np.ndarray
+    n_inliers: np.ndarray
+    rms_px: np.ndarray
+
+
+def transfer_px(a_px: np.ndarray, camera: CameraModel, pitch_a, pitch_b, motion) -> np.ndarray:
+    """Pixels (N, 2) in frame b predicted for road pixels (N, 2) of frame a (NaN where off the road)."""
+    ground, _ = back_project(normalised_rays(a_px, camera), pitch_a, camera)
+    return project(move_points(ground, motion), pitch_b, camera)
+
+
+def ransac_pair(
+    matches: PairMatches, camera: CameraModel, pitch_rad: float, rng: np.random.Generator
+) -> PairFit | None:
+    """Best 2-point rigid motion on the road (most transfer inliers), refitted on its inliers."""
+    a_m, hit_a = back_project(normalised_rays(matches.a_px, camera), pitch_rad, camera)
+    b_m, hit_b = back_project(normalised_rays(matches.b_px, camera), pitch_rad, camera)
+    usable = np.flatnonzero(hit_a & hit_b)
+    if len(usable) < MIN_INLIERS:
+        return None
+    a_m, b_m, b_px = a_m[usable], b_m[usable], matches.b_px[usable]
+    threshold = INLIER_PX * max(1.0, camera.cx_px * 2 / 640.0)
+    picks = rng.integers(0, len(usable), size=(RANSAC_ITERATIONS, 2))
+    picks = picks[picks[:, 0] != picks[:, 1]]
+    hypotheses = _two_point_motions(a_m[picks[:, 0]], a_m[picks[:, 1]], b_m[picks[:, 0]], b_m[picks[:, 1]])
+    errors = _transfer_errors(a_m, b_px, camera, pitch_rad, hypotheses)  # (H, N)
+    best = hypotheses[int(np.argmax(np.sum(errors < threshold, axis=1)))]
+    depth = np.hypot(a_m[:, 0], a_m[:, 1])
+    weights = 1.0 / (1.0 + (depth / 10.0) ** 4)  # near road points pin the metric scale
+    for _ in range(2):
+        inlier = _transfer_errors(a_m, b_px, camera, pitch_rad, best[None])[0] < threshold
+        if inlier.sum() < MIN_INLIERS:
+            return None
+        best = rigid_fit_2d(a_m[inlier], b_m[inlier], weights[inlier])
+    keep = usable[_transfer_errors(a_m, b_px, camera, pitch_rad, best[None])[0] < threshold]
+    if len(keep) < MIN_INLIERS:
+        return None
+    return PairFit(best, PairMatches(matches.a_px[keep], matches.b_px[keep]))
+
+
+def _two_point_motions(p1: np.ndarray, p2: np.ndarray, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
+    """Exact rigid motions (H, 3) taking point pairs (p1, p2) of frame a to (q1, q2) of frame b."""
+    dp, dq = p2 - p1, q2 - q1
+    psi = np.arctan2(dp[:, 1], dp[:, 0]) - np.arctan2(dq[:, 1], dq[:, 0])
+    c, s = np.cos(psi), np.sin(psi)
+    mid_p, mid_q = 0.5 * (p1 + p2), 0.5 * (q1 + q2)
+    t = mid_p - np.column_stack([c * mid_q[:, 0] - s * mid_q[:, 1], s * mid_q[:, 0] + c * mid_q[:, 1]])
+    return np.column_stack([t, psi])
+
+
+def _transfer_errors(
+    a_m: np.ndarray, b_px: np.ndarray, camera: CameraModel, pitch_rad: float, motions: np.ndarray
+) -> np.ndarray:
+    """Pixel distance (H, N) between frame b's observations and road points of frame a moved by each
+    of the motions (H, 3) and projected at one pitch (inf behind the camera)."""
+    c, s = np.cos(motions[:, 2])[:, None], np.sin(motions[:, 2])[:, None]
+    dx, dy = a_m[None, :, 0] - motions[:, :1], a_m[None, :, 1] - motions[:, 1:2]
+    x, y = c * dx + s * dy, -s * dx + c * dy
+    rot = ego_r_cam(pitch_rad, camera.roll_rad)  # camera = rot.T @ ego
+    z_ego = -camera.height_m
+    cam = [rot[0, i] * x + rot[1, i] * y + rot[2, i] * z_ego for i in range(3)]
+    depth = np.where(cam[2] > 1e-6, cam[2], np.nan)
+    u = camera.fx_px * cam[0] / depth + camera.cx_px
+    v = camera.fy_px * cam[1] / depth + camera.cy_px
+    error = np.hypot(u - b_px[None, :, 0], v - b_px[None, :, 1])
+    return np.where(np.isfinite(error), error, np.inf)
+
+
+def refine_clip(
+    fits: Sequence[PairFit | None],
+    camera: CameraModel,
+    pitch0_rad: float,
+    *,
+    pitch_known: bool,
+) -> ClipMotion:
+    """Joint robust fit of every pair's motion and every frame's pitch; pairs without a fit get a
+    zero-information motion interpolated from their neighbours and an infinite sigma."""
+    n_pairs = len(fits)
+    n_frames = n_pairs + 1
+    start = np.array([f.motion if f is not None else np.zeros(3) for f in fits])
+    have = np.array([f is not None for f in fits])
+    if have.any() and not have.all():
+        for k in range(3):
+            start[~have, k] = np.interp(np.flatnonzero(~have), np.flatnonzero(have), start[have, k])
+    a_px = np.concatenate([f.inliers.a_px for f in fits if f is not None] or [np.zeros((0, 2))])
+    b_px = np.concatenate([f.inliers.b_px for f in fits if f is not None] or [np.zeros((0, 2))])
+    pair_of = np.concatenate(
+        [np.full(len(f.inliers.a_px), k) for k, f in enumerate(fits) if f is not None] or [np.zeros(0, int)]
+    ).astype(int)
+    rays = normalised_rays(a_px, camera)
+    sigma_px = PIXEL_SIGMA_PX * max(1.0, camera.cx_px * 2 / 640.0)
+    prior_sigma = KNOWN_PITCH_SIGMA_RAD if pitch_known else UNKNOWN_PITCH_SIGMA_RAD
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        pitch, motions = x[:n_frames], x[n_frames:].reshape(n_pairs, 3)
+        ground, _ = back_project(rays, pitch[pair_of], camera)
+        predicted = project(move_points(ground, motions[pair_of]), pitch[pair_of + 1], camera)
+        obs = np.nan_to_num((predicted - b_px) / sigma_px, nan=50.0).ravel()
+        return np.concatenate(
+            [obs, (pitch - pitch0_rad) / prior_sigma, np.diff(pitch) / PITCH_STEP_SIGMA_RAD]
+        )
+
+    n_obs = len(a_px)
+    sparsity = lil_matrix((2 * n_obs + n_frames + n_pairs, n_frames + 3 * n_pairs), dtype=np.int8)
+    rows = np.arange(2 * n_obs)
+    obs_pair = np.repeat(pair_of, 2)
+    sparsity[rows, obs_pair] = 1
+    sparsity[rows, obs_pair + 1] = 1
+    for k in range(3):
+        sparsity[rows, n_frames + 3 * obs_pair + k] = 1
+    prior_rows = 2 * n_obs + np.arange(n_frames)
+    sparsity[prior_rows, np.arange(n_frames)] = 1
+    step_rows = 2 * n_obs + n_frames + np.arange(n_pairs)
+    sparsity[step_rows, np.arange(n_pairs)] = 1
+    sparsity[step_rows, np.arange(n_pairs) + 1] = 1
+    x0 = np.concatenate([np.full(n_frames, pitch0_rad), start.ravel()])
+    solution = least_squares(
+        residuals, x0, jac_sparsity=sparsity, loss="soft_l1", f_scale=2.0, method="trf", x_scale="jac",
+        max_nfev=60,
+    )  # fmt: skip
+    x = solution.x
+    jac = solution.jac.toarray() if hasattr(solution.jac, "toarray") else np.asarray(solution.jac)
+    information = jac.T @ jac
+    motion_sigma = _motion_sigma(information, n_frames, n_pairs, have)
+    final = residuals(x)[: 2 * n_obs].reshape(-1, 2) * sigma_px
+    err2 = np.sum(final**2, axis=1)
+    counts = np.bincount(pair_of, minlength=n_pairs)
+    rms = np.sqrt(np.bincount(pair_of, weights=err2, minlength=n_pairs) / np.maximum(counts, 1))
+    return ClipMotion(
+        x[n_frames:].reshape(n_pairs, 3),
+        x[:n_frames],
+        motion_sigma,
+        counts,
+        np.where(counts > 0, rms, np.nan),
+    )
+
+
+def _motion_sigma(information: np.ndarray, n_frames: int, n_pairs: int, have: np.ndarray) -> np.ndarray:
+    """1-sigma (P, 3) of each pair's motion from the Gauss-Newton information matrix."""
+    try:
+        covariance = np.linalg.pinv(information)
+    except np.linalg.LinAlgError:
+        return np.full((n_pairs, 3), np.inf)
+    diag = np.sqrt(np.maximum(np.diag(covariance)[n_frames:], 0.0)).reshape(n_pairs, 3)
+    diag[~have] = np.inf
+    return diag
