@@ -12,6 +12,7 @@ Layouts read:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -98,15 +99,57 @@ def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | N
     return samples
 
 
+_NUSCENES_TIME_US = re.compile(r"__(\d{16})\.\w+$")
+
+
+def frame_times_s(frame_paths: list[str]) -> list[float] | None:
+    """Capture times (s) from nuScenes file names (`..._CAM_FRONT__<µs>.jpg`), None if any lacks one."""
+    times = []
+    for path in frame_paths:
+        match = _NUSCENES_TIME_US.search(path)
+        if match is None:
+            return None
+        times.append(int(match.group(1)) / 1e6)
+    return times
+
+
 def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video_dir: Path | None) -> Media:
     """All of a clip's frames; graphs pick which to show (10 evenly spaced by default, as upstream)."""
     frame_paths = clip.get("frame_paths")
     if frame_paths:
         root = nuscenes_root or Path(".")
-        return Media(kind="frames", frame_paths=[str(root / p) for p in frame_paths])
+        return Media(
+            kind="frames",
+            frame_paths=[str(root / p) for p in frame_paths],
+            timestamps_s=frame_times_s([str(p) for p in frame_paths]),
+        )
     if carla_video_dir is not None:
         return Media(kind="video", video_path=str(carla_video_dir / f"{clip['clip_id']}.mp4"))
     return Media()
+
+
+def _clip_camera(
+    clip: Mapping[str, Any], index_path: Path, nuscenes_root: Path | None, source: str
+) -> dict[str, Any] | None:
+    """The clip's camera object: the row's optional `camera` {fx, fy, cx, cy, height_m[, pitch_deg]}, or for
+    nuScenes clips the CAM_FRONT `calibrated_sensor` of its first frame. None when the data has neither."""
+    from kinegraph.benchmarks.nuscenes_camera import nuscenes_camera_row
+    from kinegraph.tools.camera_model import camera_from_row
+
+    camera = clip.get("camera")
+    if isinstance(camera, Mapping):
+        camera_from_row(camera, where=f"{index_path}: clip {clip.get('clip_id')!r} field 'camera'")  # refuse early
+        return dict(camera)
+    if camera is not None and not isinstance(camera, str):  # a string names the channel (CAM_FRONT)
+        raise DataError(
+            f"clip {clip.get('clip_id')!r}: expected a camera object or channel name, got {camera!r}",
+            path=index_path,
+            field="camera",
+        )
+    tokens = clip.get("frame_tokens")
+    if source == "nuscenes" and nuscenes_root is not None and tokens:
+        return nuscenes_camera_row(nuscenes_root, str(tokens[0]))
+    return None
 
 
 def _carla_dir(root: Path, domain: str) -> Path:
@@ -150,6 +193,7 @@ def load_hf(
         for lineno, clip in read_jsonl(index_path):
             clips[str(_require(clip, "clip_id", index_path, lineno))] = clip
         per_clip: dict[str, tuple[Media, str]] = {}  # built once, shared by the clip's 14 questions
+        cameras: dict[str, dict[str, Any] | None] = {}
         for lineno, row in read_jsonl(qa_path):
             clip_id = str(_require(row, "clip_id", qa_path, lineno))
             qid = str(_require(row, "question_id", qa_path, lineno))
@@ -167,6 +211,7 @@ def load_hf(
                 array_ref = clip.get("array_ref") or f"arrays/{clip_id}.npz"
                 media = _clip_media(clip, nuscenes_root, carla_dir if source == "carla" else None)
                 per_clip[clip_id] = (media, str(clip_dir / array_ref))
+                cameras[clip_id] = _clip_camera(clip, index_path, nuscenes_root, source)
             media, arrays_path = per_clip[clip_id]
             samples.append(
                 _sample(
@@ -182,6 +227,7 @@ def load_hf(
                         "features": clip.get("features", {}),
                         "t_start": clip.get("t_start"),
                         "t_end": clip.get("t_end"),
+                        **({"camera": cameras[clip_id]} if cameras[clip_id] else {}),
                     },
                     extra={"qa_id": row.get("qa_id")},
                 )

@@ -21,6 +21,8 @@ for _name, _target in {
     "egodyn.flow": "kinegraph.graphs.egodyn_tools:build_flow",
     "egodyn.gpu_flow": "kinegraph.graphs.egodyn_tools:build_gpu_flow",
     "egodyn.tools": "kinegraph.graphs.egodyn:build_tools",
+    "egodyn.measured": "kinegraph.graphs.egodyn_measured:build_measured",
+    "egodyn.measured_trajectory": "kinegraph.graphs.egodyn_measured:build_measured_trajectory",
     "egodyn.tool_calls": "kinegraph.graphs.egodyn_calls:build_tool_calls",
     "quantiphy.zero_shot": "kinegraph.graphs.quantiphy:build_zero_shot",
     "quantiphy.prior_only": "kinegraph.graphs.quantiphy:build_prior_only",

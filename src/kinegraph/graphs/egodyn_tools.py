@@ -34,10 +34,11 @@ def answer_from(measurement: str) -> Callable[[GroupState], Any]:
         results = []
         for s in state["samples"]:
             label = answers.get(s.question_id or "")
+            frames = state.get("frame_record")
             if label is None:
-                results.append(prediction(s, status=Status.skipped, trace=trace))
+                results.append(prediction(s, status=Status.skipped, trace=trace, frames=frames))
             else:
-                results.append(prediction(s, raw=label, answer=label, trace=trace))
+                results.append(prediction(s, raw=label, answer=label, trace=trace, frames=frames))
         return {"results": results}
 
     return answer

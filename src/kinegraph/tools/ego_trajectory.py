@@ -21,7 +21,7 @@ import numpy as np
 from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
-from kinegraph.tools.ground_motion import ClipMotion, PairFit, ransac_pair, refine_clip
+from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
 from kinegraph.tools.ground_tracks import match_pair
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 
@@ -110,19 +110,28 @@ def track_clip(
     pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
     rng = np.random.default_rng(seed)
     fits: list[PairFit | None] = []
+    matches = []
     guess = np.zeros(3)
     for k in range(len(grays) - 1):
-        matches = match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS)
-        fit = ransac_pair(matches, cam, pitch, rng)
+        matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS))
+        fit = ransac_pair(matches[-1], cam, pitch, rng)
         fits.append(fit)
         if fit is not None:
             guess = fit.motion
+    if cam.pitch_rad is None:  # find the mounting pitch the road's motion agrees with, then refit
+        pitch = estimate_pitch(matches, fits, cam, rng)
+        cam = replace(cam, pitch_rad=pitch)
+        fits = [ransac_pair(m, cam, pitch, rng) for m in matches]
     return fits, cam
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     """Smoothing spline through `values` (T,) at `t` with per-point 1-sigma weights (GCV-chosen)."""
-    weights = 1.0 / np.maximum(sigma, 1e-6) ** 2
+    finite = np.isfinite(sigma)
+    if not finite.any():
+        raise ValueError("no frame pair has a usable motion estimate")
+    worst = float(np.max(sigma[finite]))
+    weights = 1.0 / np.maximum(np.where(finite, sigma, 100.0 * worst), 1e-6) ** 2
     weights = weights / weights.mean()
     return make_smoothing_spline(t, values, w=weights)(t)
 
@@ -165,8 +174,7 @@ def estimate_trajectory(
             f"only {sum(f is not None for f in fits)} of {len(fits)} frame pairs show enough tracked road "
             "to measure motion"
         )
-    pitch0 = cam.pitch_rad if cam.pitch_rad is not None else 0.0
-    motion = refine_clip(fits, cam, pitch0, pitch_known=cam.pitch_rad is not None)
+    motion = refine_clip(fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None)
     raw_xy, raw_yaw = _integrate(motion.motions)
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
     xy, yaw = smooth_poses(t, motion)

@@ -88,6 +88,36 @@ def ransac_pair(
     return PairFit(best, PairMatches(matches.a_px[keep], matches.b_px[keep]))
 
 
+def estimate_pitch(
+    matches: Sequence[PairMatches],
+    fits: Sequence[PairFit | None],
+    camera: CameraModel,
+    rng: np.random.Generator,
+    max_pairs: int = 8,
+) -> float:
+    """The camera pitch (rad) under which the road's motion is most consistent: a coarse-to-fine search
+    over +-10 deg maximising RANSAC inliers on the pairs that moved most (0 when the car stands still)."""
+    moving = [k for k, f in enumerate(fits) if f is not None and np.hypot(*f.motion[:2]) > 0.05]
+    if not moving:
+        return 0.0
+    chosen = sorted(moving, key=lambda k: -len(matches[k].a_px))[:max_pairs]
+
+    def score(pitch: float) -> float:
+        total = 0.0
+        for k in chosen:
+            fit = ransac_pair(matches[k], camera, pitch, rng)
+            if fit is not None:
+                total += len(fit.inliers.a_px)
+        return total
+
+    best = 0.0
+    for step in (np.radians(1.0), np.radians(0.25)):
+        span = np.radians(10.0) if step > np.radians(0.5) else np.radians(1.0)
+        grid = best + np.arange(-span, span + step / 2, step)
+        best = float(grid[int(np.argmax([score(p) for p in grid]))])
+    return best
+
+
 def _two_point_motions(p1: np.ndarray, p2: np.ndarray, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
     """Exact rigid motions (H, 3) taking point pairs (p1, p2) of frame a to (q1, q2) of frame b."""
     dp, dq = p2 - p1, q2 - q1

@@ -8,7 +8,7 @@ boxes are clipped at the near plane and painted far to near. Frames are RGB uint
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -32,6 +32,7 @@ HAZE_RGB = np.array([190.0, 200.0, 210.0])
 SKYLINE_RGB = np.array([105.0, 125.0, 118.0])
 WINDOW_RGB = np.array([48.0, 58.0, 74.0])
 _SUBPIXEL_BITS = 4
+MAX_BODY_PITCH_RAD = np.radians(3.0)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class PinholeCamera:
     mount_forward_m: float = 1.70
     mount_left_m: float = 0.0
     mount_height_m: float = 1.51
+    pitch_rad: float = 0.0  # optical axis below the horizon (+ = looking down)
 
     @classmethod
     def nuscenes_front(cls, width_px: int = 1600, height_px: int = 900) -> PinholeCamera:
@@ -59,6 +61,17 @@ class PinholeCamera:
     def intrinsic_matrix(self) -> np.ndarray:
         """K (3, 3)."""
         return np.array([[self.fx_px, 0.0, self.cx_px], [0.0, self.fy_px, self.cy_px], [0.0, 0.0, 1.0]])
+
+    def as_row(self) -> dict[str, float]:
+        """The clips_index.jsonl `camera` object {fx, fy, cx, cy, height_m, pitch_deg}."""
+        return {
+            "fx": self.fx_px,
+            "fy": self.fy_px,
+            "cx": self.cx_px,
+            "cy": self.cy_px,
+            "height_m": self.mount_height_m,
+            "pitch_deg": float(np.degrees(self.pitch_rad)),
+        }
 
     def world_pose(self, x_m: float, y_m: float, yaw_rad: float) -> tuple[np.ndarray, np.ndarray]:
         """(world_R_cam (3, 3), camera centre in the world (3,)) for an ego pose on the ground."""
@@ -88,10 +101,26 @@ def _texel_matrix(origin_m: tuple[float, float], texel_m: float) -> np.ndarray:
 
 
 class RoadRenderer:
-    """Renders one world through one camera; per-camera work (row bands, sky) is done once."""
+    """Renders one world through one camera; per-camera work (row bands, sky) is done once.
+
+    A pitched camera (mounting pitch, plus a per-frame body pitch in `render`) is rendered level on a
+    larger canvas and then rotated into place by the homography K R K_canvas^-1, which is exact for a
+    rotation about the optical centre.
+    """
 
     def __init__(self, world: RoadWorld, camera: PinholeCamera) -> None:
         self.world = world
+        self.output_camera = camera
+        margin_y = int(np.ceil(camera.fy_px * np.tan(abs(camera.pitch_rad) + MAX_BODY_PITCH_RAD))) + 2
+        margin_x = int(np.ceil(0.06 * camera.width_px))
+        camera = replace(
+            camera,
+            width_px=camera.width_px + 2 * margin_x,
+            height_px=camera.height_px + 2 * margin_y,
+            cx_px=camera.cx_px + margin_x,
+            cy_px=camera.cy_px + margin_y,
+            pitch_rad=0.0,
+        )
         self.camera = camera
         self._k = camera.intrinsic_matrix()
         cam = camera
@@ -145,10 +174,22 @@ class RoadRenderer:
         column = (HAZE_RGB + t * (SKY_TOP_RGB - HAZE_RGB)).astype(np.uint8)
         return np.ascontiguousarray(np.broadcast_to(column[:, None, :], (n, cam.width_px, 3)))
 
-    def render(self, x_m: float, y_m: float, yaw_rad: float) -> np.ndarray:
-        """The camera image (H, W, 3) RGB uint8 for the ego at (x_m, y_m) heading yaw_rad."""
-        if not all(np.isfinite(v) for v in (x_m, y_m, yaw_rad)):
-            raise ValueError(f"non-finite ego pose ({x_m}, {y_m}, {yaw_rad})")
+    def render(self, x_m: float, y_m: float, yaw_rad: float, body_pitch_rad: float = 0.0) -> np.ndarray:
+        """The camera image (H, W, 3) RGB uint8 for the ego at (x_m, y_m) heading yaw_rad, its body
+        pitched by `body_pitch_rad` (+ = nose down, at most 3 deg) on top of the camera's mounting pitch."""
+        if not all(np.isfinite(v) for v in (x_m, y_m, yaw_rad, body_pitch_rad)):
+            raise ValueError(f"non-finite ego pose ({x_m}, {y_m}, {yaw_rad}, {body_pitch_rad})")
+        if abs(body_pitch_rad) > MAX_BODY_PITCH_RAD:
+            raise ValueError(f"body pitch {body_pitch_rad} rad exceeds {MAX_BODY_PITCH_RAD:.4f} rad")
+        canvas = self._render_level(x_m, y_m, yaw_rad)
+        out = self.output_camera
+        theta = out.pitch_rad + body_pitch_rad
+        c, s = np.cos(theta), np.sin(theta)
+        pitched_r_level = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+        warp = out.intrinsic_matrix() @ pitched_r_level @ np.linalg.inv(self._k)
+        return cv2.warpPerspective(canvas, warp, (out.width_px, out.height_px), flags=cv2.INTER_LINEAR)
+
+    def _render_level(self, x_m: float, y_m: float, yaw_rad: float) -> np.ndarray:
         world_r_cam, centre_m = self.camera.world_pose(x_m, y_m, yaw_rad)
         image = np.empty((self.camera.height_px, self.camera.width_px, 3), np.uint8)
         image[: self._ground_row0] = self._sky

@@ -1,0 +1,156 @@
+"""EgoDyn graphs on the *measured* ego trajectory: frames -> metric trajectory -> official kinematics.
+
+`egodyn.measured` answers all 14 questions with the official oracle on the trajectory measured from the
+clip's frames (no VLM, no ground-truth poses). `egodyn.measured_trajectory` gives a VLM that measured
+trajectory in the chosen text encoding instead of the ground-truth one: what a car asking would have.
+Every prediction's trace holds the trajectory, its per-pair confidence, the camera assumed and where it
+came from; the frames used are the prediction's frame record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from kinegraph.errors import DataError
+from kinegraph.graphs.egodyn import Encoding, _vlm_graph, trajectory_blocks
+from kinegraph.graphs.egodyn_tools import answer_from
+from kinegraph.graphs.nodes import record_group_error, route_on_error
+from kinegraph.graphs.state import GraphContext, GroupState
+from kinegraph.media import load_frames
+from kinegraph.tools.camera_model import CameraModel, camera_from_options, camera_from_row
+from kinegraph.types import Sample
+
+
+def clip_camera(
+    sample: Sample,
+    width_px: int,
+    height_px: int,
+    *,
+    focal_px: float | None = None,
+    camera_height_m: float | None = None,
+    pitch_deg: float | None = None,
+) -> CameraModel:
+    """The clip's camera: the data's (`context["camera"]`), else the graph options, else CARLA defaults."""
+    row = sample.context.get("camera")
+    if isinstance(row, dict):
+        return camera_from_row(row, where=f"clip {sample.group} camera")
+    return camera_from_options(
+        width_px, height_px, focal_px=focal_px, camera_height_m=camera_height_m, pitch_deg=pitch_deg
+    )
+
+
+def measure_clip(sample: Sample, camera_options: dict[str, float | None], num_frames: int | None) -> dict:
+    """Decode the clip, measure its trajectory, run the official kinematics and oracle (a worker thread)."""
+    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
+    from kinegraph.tools.oracle import label_clip
+
+    frames, record = load_frames(sample.media, num_frames)
+    if len(record.timestamps_s) != len(frames):
+        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
+    camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
+    trajectory = estimate_trajectory(frames, record.timestamps_s, camera)
+    kinematics = measured_kinematics(trajectory)
+    return {
+        "record": record,
+        "kinematics": kinematics,
+        "measured": {
+            "answers": label_clip(kinematics.arrays(), features=kinematics.features),
+            "signals": {
+                "trajectory": trajectory.summary(),
+                "features": {k: round(v, 4) for k, v in kinematics.features.items()},
+            },
+        },
+    }
+
+
+async def _measure(state: GroupState, runtime: Runtime[GraphContext], options: dict, num_frames: int | None):
+    """(measurement, None) or (None, one-line error) for the group's clip."""
+    sample = state["samples"][0]
+    if sample.media.kind == "none":
+        return None, "this sample has no frames or video to measure a trajectory from"
+    runtime.context.stats.decodes += 1
+    try:
+        return await asyncio.to_thread(measure_clip, sample, options, num_frames), None
+    except (DataError, OSError, ValueError) as exc:
+        return None, f"measuring the ego trajectory of {sample.group}: {exc}"
+
+
+def measure_trajectory(camera_options: dict[str, float | None], num_frames: int | None) -> Any:
+    """Node: the clip's measured trajectory and its oracle answers, or the group's input error."""
+
+    async def measure(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        out, error = await _measure(state, runtime, camera_options, num_frames)
+        if out is None:
+            return {"error": error}
+        return {"frame_record": out["record"], "measurements": {"measured": out["measured"]}}
+
+    return measure
+
+
+def encode_measured_trajectory(
+    encoding: Encoding, num_points: int, camera_options: dict[str, float | None]
+) -> Any:
+    """Node: the measured trajectory as upstream's text encoding; a failed measurement fails the group
+    (never a silent fall-back to the ground-truth trajectory or to no trajectory)."""
+
+    async def encode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        from kinegraph.tools.encoders import encode_trajectory as encode_text
+
+        out, error = await _measure(state, runtime, camera_options, None)
+        if out is None:
+            raise ValueError(error)
+        text = encode_text(encoding, out["kinematics"], num_points=num_points)
+        return {"measurements": {"trajectory": text, "measured": out["measured"]}}
+
+    return encode
+
+
+def build_measured(
+    focal_px: float | None = None,
+    camera_height_m: float | None = None,
+    pitch_deg: float | None = None,
+    num_frames: int | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.measured`: frames -> measured metric trajectory -> official kinematics and oracle (14 answers).
+
+    Camera from the data when present, else `focal_px` / `camera_height_m` / `pitch_deg`, else the
+    documented CARLA defaults (tools/camera_model.py). `num_frames=None` uses every frame of the clip.
+    """
+    options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    graph.add_node("measure_trajectory", measure_trajectory(options, num_frames))
+    graph.add_node("answer", answer_from("measured"))
+    graph.add_node("record_group_error", record_group_error)
+    graph.add_edge(START, "measure_trajectory")
+    graph.add_conditional_edges(
+        "measure_trajectory", route_on_error("answer"), ["answer", "record_group_error"]
+    )
+    graph.add_edge("answer", END)
+    graph.add_edge("record_group_error", END)
+    return graph.compile()
+
+
+def build_measured_trajectory(
+    encoding: Encoding = "summary",
+    num_frames: int = 10,
+    grouped: bool = False,
+    max_side: int | None = None,
+    focal_px: float | None = None,
+    camera_height_m: float | None = None,
+    pitch_deg: float | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.measured_trajectory`: `egodyn.trajectory` with the trajectory measured from every frame of
+    the clip instead of the ground truth; the VLM still sees `num_frames` evenly spaced frames."""
+    options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
+    prelude = [("measure_trajectory", encode_measured_trajectory(encoding, num_frames, options))]
+    return _vlm_graph(
+        num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=trajectory_blocks, prelude=prelude
+    )
+
+
+build_measured.needs_model = False  # type: ignore[attr-defined]
