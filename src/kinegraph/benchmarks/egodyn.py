@@ -138,7 +138,9 @@ def _clip_camera(
 
     camera = clip.get("camera")
     if isinstance(camera, Mapping):
-        camera_from_row(camera, where=f"{index_path}: clip {clip.get('clip_id')!r} field 'camera'")  # refuse early
+        camera_from_row(
+            camera, where=f"{index_path}: clip {clip.get('clip_id')!r} field 'camera'"
+        )  # refuse early
         return dict(camera)
     if camera is not None and not isinstance(camera, str):  # a string names the channel (CAM_FRONT)
         raise DataError(

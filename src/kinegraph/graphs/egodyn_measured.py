@@ -63,6 +63,10 @@ def measure_clip(sample: Sample, camera_options: dict[str, float | None], num_fr
             "signals": {
                 "trajectory": trajectory.summary(),
                 "features": {k: round(v, 4) for k, v in kinematics.features.items()},
+                "kinematics": {
+                    key: [round(float(v), 4) for v in getattr(kinematics, key)]
+                    for key in ("timestamps", "speed", "accel", "yaw_rate", "jerk")
+                },
             },
         },
     }

@@ -31,6 +31,7 @@ from kinegraph.benchmarks.egodyn_extract import (
     write_qa,
 )
 from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.synthetic.camera_variation import body_pitch_rad, degrade, draw_camera
 from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
@@ -50,12 +51,23 @@ def nuscenes_segments_for(n_clips: int) -> int:
 
 
 def write_carla_clips(
-    out_dir: Path, n_clips: int, seed: int, *, width_px: int = 640, height_px: int = 360
+    out_dir: Path,
+    n_clips: int,
+    seed: int,
+    *,
+    width_px: int = 640,
+    height_px: int = 360,
+    varied: bool = False,
+    camera_rows: bool = True,
 ) -> list[dict[str, Any]]:
-    """`n_clips` CARLA-style clips: records, arrays and videos; returns the records."""
+    """`n_clips` CARLA-style clips: records, arrays and videos; returns the records.
+
+    `varied` draws a camera rig per scenario (`camera_variation.draw_camera`: optics, mounting, body
+    pitch, blur, noise, compression) instead of the nuScenes-like camera at `width_px` x `height_px`;
+    `camera_rows` writes each clip's camera as the optional `camera` object of its clips_index row.
+    """
     clips_dir = out_dir / "carla_clips"
     clips_dir.mkdir(parents=True, exist_ok=True)
-    camera = PinholeCamera.nuscenes_front(width_px, height_px)
     records: list[dict[str, Any]] = []
     stride = CARLA_WINDOW_FRAMES - 1
     for k in range(math.ceil(n_clips / CARLA_WINDOWS_PER_SCENARIO)):
@@ -68,7 +80,12 @@ def write_carla_clips(
         yaw = np.interp(log_t, track.timestamps_s, track.yaw_rad)
         offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
         world = build_world(track.xy_m, track.yaw_rad, int(rng.integers(2**31)), lane_offset_m=offset)
+        rig = draw_camera(np.random.default_rng([seed, k, 13])) if varied else None
+        camera = rig.camera if rig else PinholeCamera.nuscenes_front(width_px, height_px)
         renderer = RoadRenderer(world, camera)
+        accel = np.interp(log_t, track.timestamps_s, np.gradient(track.speed_mps, track.timestamps_s))
+        pitch = body_pitch_rad(rig, accel) if rig else np.zeros(len(log_t))
+        noise_rng = np.random.default_rng([seed, k, 17])
         for w in range(CARLA_WINDOWS_PER_SCENARIO):
             if len(records) >= n_clips:
                 break
@@ -77,11 +94,16 @@ def write_carla_clips(
             kinematics = clip_kinematics(window_t, xy[window], yaw[window], clip_s=float(window_t[-1]))
             clip_id = f"{scene}__{behavior}__w{w}"
             array_ref = save_clip_arrays(clips_dir, clip_id, kinematics)
-            records.append(carla_clip_record(clip_id, scene, behavior, w, array_ref, kinematics.features))
+            record = carla_clip_record(clip_id, scene, behavior, w, array_ref, kinematics.features)
+            if camera_rows:
+                record["camera"] = camera.as_row()
+            records.append(record)
             frames = [
-                renderer.render(float(x), float(y), float(a))
-                for (x, y), a in zip(xy[window], yaw[window], strict=True)
+                renderer.render(float(x), float(y), float(a), float(p))
+                for (x, y), a, p in zip(xy[window], yaw[window], pitch[window], strict=True)
             ]
+            if rig is not None:
+                frames = [degrade(frame, rig, noise_rng) for frame in frames]
             write_video(out_dir / "carla_videos_simulation" / f"{clip_id}.mp4", frames, CARLA_FPS)
     write_jsonl(clips_dir / "clips_index.jsonl", records)
     return records

@@ -1,0 +1,100 @@
+"""What another renderer or a real camera would vary: optics, mounting, body pitch, image quality.
+
+`draw_camera` samples one camera rig and image pipeline per scenario; `degrade` applies its blur,
+contrast loss, sensor noise and JPEG compression to a rendered frame. Used to test the motion tools on
+settings and seeds they were not tuned on (perf/ego_trajectory_accuracy.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from kinegraph.benchmarks.synthetic.road_render import MAX_BODY_PITCH_RAD, PinholeCamera
+
+RESOLUTIONS_PX: tuple[tuple[int, int], ...] = ((640, 360), (800, 450), (960, 540), (1280, 720))
+
+
+@dataclass(frozen=True)
+class CameraRig:
+    """One drawn camera and image pipeline.
+
+    `body_pitch_rad_per_mps2`: nose-down pitch per m/s^2 of deceleration (suspension), `blur_px`:
+    Gaussian sigma, `contrast`: gain towards mid-grey (1 = none), `noise_std`: grey levels,
+    `jpeg_quality`: 0-100 before the video codec.
+    """
+
+    camera: PinholeCamera
+    body_pitch_rad_per_mps2: float
+    blur_px: float
+    contrast: float
+    noise_std: float
+    jpeg_quality: int
+
+    def describe(self) -> dict[str, float]:
+        """JSON-ready figures for a report."""
+        cam = self.camera
+        return {
+            "width_px": cam.width_px,
+            "height_px": cam.height_px,
+            "hfov_deg": round(math.degrees(2 * math.atan(cam.width_px / (2 * cam.fx_px))), 1),
+            "height_m": round(cam.mount_height_m, 2),
+            "pitch_deg": round(math.degrees(cam.pitch_rad), 2),
+            "body_pitch_deg_per_mps2": round(math.degrees(self.body_pitch_rad_per_mps2), 3),
+            "blur_px": round(self.blur_px, 2),
+            "contrast": round(self.contrast, 2),
+            "noise_std": round(self.noise_std, 2),
+            "jpeg_quality": self.jpeg_quality,
+        }
+
+
+def draw_camera(rng: np.random.Generator) -> CameraRig:
+    """A camera rig from wide ranges: 55-105 deg HFOV, 1.2-2.4 m high, pitch -2..+6 deg, four resolutions,
+    off-centre principal point, suspension pitch, blur, contrast loss, noise and JPEG quality 40-95."""
+    width, height = RESOLUTIONS_PX[int(rng.integers(len(RESOLUTIONS_PX)))]
+    hfov = math.radians(rng.uniform(55.0, 105.0))
+    f_px = width / (2 * math.tan(hfov / 2))
+    camera = PinholeCamera(
+        width_px=width,
+        height_px=height,
+        fx_px=f_px,
+        fy_px=f_px * rng.uniform(0.995, 1.005),
+        cx_px=(width - 1) / 2 + rng.uniform(-0.03, 0.03) * width,
+        cy_px=(height - 1) / 2 + rng.uniform(-0.03, 0.03) * height,
+        mount_forward_m=rng.uniform(0.5, 2.0),
+        mount_height_m=rng.uniform(1.2, 2.4),
+        pitch_rad=math.radians(rng.uniform(-2.0, 6.0)),
+    )
+    return CameraRig(
+        camera=camera,
+        body_pitch_rad_per_mps2=math.radians(rng.uniform(0.0, 0.35)),
+        blur_px=rng.uniform(0.0, 1.2),
+        contrast=rng.uniform(0.6, 1.0),
+        noise_std=rng.uniform(0.0, 3.0),
+        jpeg_quality=int(rng.integers(40, 96)),
+    )
+
+
+def body_pitch_rad(rig: CameraRig, accel_mps2: np.ndarray) -> np.ndarray:
+    """Suspension pitch (T,) for longitudinal accelerations (T,): nose down when braking, capped."""
+    return np.clip(
+        -rig.body_pitch_rad_per_mps2 * np.asarray(accel_mps2), -MAX_BODY_PITCH_RAD, MAX_BODY_PITCH_RAD
+    )
+
+
+def degrade(frame: np.ndarray, rig: CameraRig, rng: np.random.Generator) -> np.ndarray:
+    """The frame (H, W, 3) RGB uint8 after the rig's blur, contrast loss, noise and JPEG round trip."""
+    out = frame.astype(np.float32)
+    if rig.blur_px > 0.05:
+        out = cv2.GaussianBlur(out, (0, 0), rig.blur_px)
+    out = 128.0 + rig.contrast * (out - 128.0)
+    if rig.noise_std > 0:
+        out += rng.normal(0.0, rig.noise_std, out.shape).astype(np.float32)
+    clipped = np.clip(out, 0, 255).astype(np.uint8)
+    ok, data = cv2.imencode(".jpg", clipped, [cv2.IMWRITE_JPEG_QUALITY, rig.jpeg_quality])
+    if not ok:
+        raise RuntimeError("JPEG encoding failed")
+    return cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
