@@ -19,14 +19,17 @@ MIN_DEPRESSION = 0.01
 
 def ego_r_cam(pitch_rad: np.ndarray | float, roll_rad: float = 0.0) -> np.ndarray:
     """Rotation(s) camera -> ego for pitch (N,) or scalar: (N, 3, 3) or (3, 3)."""
+    cr, sr = np.cos(roll_rad), np.sin(roll_rad)
+    r_x = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
+    if np.ndim(pitch_rad) == 0:
+        c, s = float(np.cos(pitch_rad)), float(np.sin(pitch_rad))
+        return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]) @ r_x @ EGO_R_CAM
     theta = np.asarray(pitch_rad, dtype=np.float64)
     c, s = np.cos(theta), np.sin(theta)
     zero, one = np.zeros_like(theta), np.ones_like(theta)
     r_y = np.stack(
         [np.stack([c, zero, s], -1), np.stack([zero, one, zero], -1), np.stack([-s, zero, c], -1)], -2
     )
-    cr, sr = np.cos(roll_rad), np.sin(roll_rad)
-    r_x = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
     return r_y @ r_x @ EGO_R_CAM
 
 

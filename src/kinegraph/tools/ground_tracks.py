@@ -22,7 +22,7 @@ from kinegraph.tools.ground_geometry import (
     project,
 )
 
-MAX_CORNERS = 500
+MAX_CORNERS = 250
 FB_TOLERANCE_PX = 0.8  # at 640 px width; scaled with the image
 _LK_CRITERIA = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
 
