@@ -48,21 +48,35 @@ def back_project(
 
     `pitch_rad` is scalar or per ray (N,). Rays at or above the horizon give NaN and False.
     """
-    rot = ego_r_cam(pitch_rad, camera.roll_rad)
-    dirs = (
-        np.einsum("...ij,nj->ni", rot, rays_cam) if rot.ndim == 2 else np.einsum("nij,nj->ni", rot, rays_cam)
-    )
+    return back_project_with(rays_cam, ego_r_cam(pitch_rad, camera.roll_rad), camera.height_m)
+
+
+def back_project_with(
+    rays_cam: np.ndarray, ego_r_cam_: np.ndarray, height_m: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`back_project` with the camera->ego rotation given: (3, 3) for all rays or (N, 3, 3) per ray."""
+    if ego_r_cam_.ndim == 2:
+        dirs = rays_cam @ ego_r_cam_.T
+    else:
+        dirs = np.einsum("nij,nj->ni", ego_r_cam_, rays_cam)
     down = -dirs[:, 2] / np.linalg.norm(dirs, axis=1)
     hit = down > MIN_DEPRESSION
-    scale = np.where(hit, camera.height_m / np.where(hit, -dirs[:, 2], 1.0), np.nan)
+    scale = np.where(hit, height_m / np.where(hit, -dirs[:, 2], 1.0), np.nan)
     return dirs[:, :2] * scale[:, None], hit
 
 
 def project(points_m: np.ndarray, pitch_rad: np.ndarray | float, camera: CameraModel) -> np.ndarray:
     """Pixels (N, 2) of road points (N, 2) m in the ego frame (NaN for points behind the camera)."""
-    rot = ego_r_cam(pitch_rad, camera.roll_rad)
+    return project_with(points_m, ego_r_cam(pitch_rad, camera.roll_rad), camera)
+
+
+def project_with(points_m: np.ndarray, ego_r_cam_: np.ndarray, camera: CameraModel) -> np.ndarray:
+    """`project` with the camera->ego rotation given: (3, 3) for all points or (N, 3, 3) per point."""
     rel = np.column_stack([points_m, np.full(len(points_m), -camera.height_m)])
-    cam = np.einsum("ji,nj->ni", rot, rel) if rot.ndim == 2 else np.einsum("nji,nj->ni", rot, rel)
+    if ego_r_cam_.ndim == 2:
+        cam = rel @ ego_r_cam_
+    else:
+        cam = np.einsum("nji,nj->ni", ego_r_cam_, rel)
     z = np.where(cam[:, 2] > 1e-6, cam[:, 2], np.nan)
     return np.column_stack(
         [camera.fx_px * cam[:, 0] / z + camera.cx_px, camera.fy_px * cam[:, 1] / z + camera.cy_px]

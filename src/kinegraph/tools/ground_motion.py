@@ -18,10 +18,11 @@ from scipy.sparse import lil_matrix
 from kinegraph.tools.camera_model import CameraModel
 from kinegraph.tools.ground_geometry import (
     back_project,
+    back_project_with,
     ego_r_cam,
     move_points,
     normalised_rays,
-    project,
+    project_with,
     rigid_fit_2d,
 )
 from kinegraph.tools.ground_tracks import PairMatches
@@ -51,12 +52,6 @@ class ClipMotion(NamedTuple):
     motion_sigma: np.ndarray
     n_inliers: np.ndarray
     rms_px: np.ndarray
-
-
-def transfer_px(a_px: np.ndarray, camera: CameraModel, pitch_a, pitch_b, motion) -> np.ndarray:
-    """Pixels (N, 2) in frame b predicted for road pixels (N, 2) of frame a (NaN where off the road)."""
-    ground, _ = back_project(normalised_rays(a_px, camera), pitch_a, camera)
-    return project(move_points(ground, motion), pitch_b, camera)
 
 
 def ransac_pair(
@@ -173,8 +168,9 @@ def refine_clip(
 
     def residuals(x: np.ndarray) -> np.ndarray:
         pitch, motions = x[:n_frames], x[n_frames:].reshape(n_pairs, 3)
-        ground, _ = back_project(rays, pitch[pair_of], camera)
-        predicted = project(move_points(ground, motions[pair_of]), pitch[pair_of + 1], camera)
+        rot = ego_r_cam(pitch, camera.roll_rad)  # one rotation per frame, gathered per observation
+        ground, _ = back_project_with(rays, rot[pair_of], camera.height_m)
+        predicted = project_with(move_points(ground, motions[pair_of]), rot[pair_of + 1], camera)
         obs = np.nan_to_num((predicted - b_px) / sigma_px, nan=50.0).ravel()
         return np.concatenate(
             [obs, (pitch - pitch0_rad) / prior_sigma, np.diff(pitch) / PITCH_STEP_SIGMA_RAD]
@@ -218,7 +214,7 @@ def refine_clip(
 def _motion_sigma(information: np.ndarray, n_frames: int, n_pairs: int, have: np.ndarray) -> np.ndarray:
     """1-sigma (P, 3) of each pair's motion from the Gauss-Newton information matrix."""
     try:
-        covariance = np.linalg.pinv(information)
+        covariance = np.linalg.pinv(information, hermitian=True)
     except np.linalg.LinAlgError:
         return np.full((n_pairs, 3), np.inf)
     diag = np.sqrt(np.maximum(np.diag(covariance)[n_frames:], 0.0)).reshape(n_pairs, 3)
