@@ -20,7 +20,9 @@ from kinegraph.tools.ground_geometry import back_project, normalised_rays, proje
 
 def test_carla_default_is_a_90_degree_camera_at_1_6_m() -> None:
     camera = carla_default(1280, 720)
-    np.testing.assert_allclose([camera.fx_px, camera.fy_px, camera.cx_px, camera.cy_px], [640, 640, 639.5, 359.5])
+    np.testing.assert_allclose(
+        [camera.fx_px, camera.fy_px, camera.cx_px, camera.cy_px], [640, 640, 639.5, 359.5]
+    )
     assert camera.height_m == 1.6 and camera.pitch_rad is None and camera.source == "default"
 
 

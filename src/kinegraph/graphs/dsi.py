@@ -35,7 +35,7 @@ from kinegraph.types import FrameRecord, Media, Sample, Status, Usage
 MAX_NEW_TOKENS = 2048  # the official max_length
 MAX_FRAMES = 32
 
-ToolBlock = Callable[[np.ndarray], str | None]
+ToolBlock = Callable[[np.ndarray, FrameRecord], str | None]
 
 
 def sampled_media(media: Media, fps: float, max_frames: int) -> Media:
@@ -50,8 +50,9 @@ def sampled_media(media: Media, fps: float, max_frames: int) -> Media:
     return media.model_copy(update={"frame_indices": indices, "fps": native_fps or None})
 
 
-def camera_motion_block(frames: np.ndarray) -> str | None:
-    """Non-official: the camera's self-motion measured by dense optical flow, as a sentence for the VLM."""
+def camera_motion_block(frames: np.ndarray, record: FrameRecord) -> str | None:
+    """Non-official: the camera's self-motion measured by dense optical flow and, where the frames show a
+    road, by ground-plane visual odometry, as sentences for the VLM."""
     from kinegraph.tools.camera_motion import camera_direction, camera_motion
 
     if len(frames) < 2:
@@ -59,12 +60,37 @@ def camera_motion_block(frames: np.ndarray) -> str | None:
     motion = camera_motion(frames)
     direction = camera_direction(motion)
     verdict = "the camera is static" if direction == "static" else f"the camera moves {direction}"
-    return (
+    flow = (
         "Camera self-motion measured from the video frames by a deterministic tool (median dense optical "
         "flow "
         f"of the whole image): horizontal shift {motion.shift_x_px:+.2f} px/frame (negative: the scene "
         f"slides left), expansion {motion.expansion_px:+.3f} px/frame (positive: the scene grows), so "
         f"{verdict}. Motion of an object relative to the scene is its own motion minus this."
+    )
+    return f"{flow}\n{ground_motion_sentence(frames, record)}"
+
+
+def ground_motion_sentence(frames: np.ndarray, record: FrameRecord) -> str:
+    """The ground-plane VO reading of the clip, or why it does not apply (never a silent zero)."""
+    from kinegraph.tools.camera_model import carla_default
+    from kinegraph.tools.ego_trajectory import estimate_trajectory, road_plane_fits
+
+    name = "Ground-plane visual odometry (assumes a forward camera about 1.6 m above a flat road)"
+    if len(frames) < 3 or len(record.timestamps_s) != len(frames):
+        return f"{name}: not run (needs at least 3 frames with timestamps)."
+    try:
+        trajectory = estimate_trajectory(
+            frames, record.timestamps_s, carla_default(frames.shape[2], frames.shape[1])
+        )
+    except ValueError:
+        return f"{name}: no road surface could be tracked in these frames, so it gives no reading."
+    if not road_plane_fits(trajectory):
+        return f"{name}: the tracked points do not move like a road plane, so it gives no reading."
+    forward, left = trajectory.xy_m[-1]
+    turn = float(np.degrees(trajectory.yaw_rad[-1]))
+    return (
+        f"{name}: over the clip the camera moved {forward:+.1f} m forward and {left:+.1f} m to the left "
+        f"(negative: backward / right) and turned {turn:+.1f} deg (+ = left)."
     )
 
 
@@ -93,7 +119,7 @@ def answer_question(tool: ToolBlock | None, max_frames: int, max_attempts: int) 
         runtime.context.stats.decodes += 1
         try:
             frames, record, images = await asyncio.to_thread(_decode, sample, max_frames)
-            block = await asyncio.to_thread(tool, frames) if tool is not None else None
+            block = await asyncio.to_thread(tool, frames, record) if tool is not None else None
         except (DataError, OSError, ValueError) as exc:
             return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
         text = prompt_text(sample, block)

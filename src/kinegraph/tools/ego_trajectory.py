@@ -22,11 +22,12 @@ from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
-from kinegraph.tools.ground_tracks import match_pair
+from kinegraph.tools.ground_tracks import coarse_step_m, match_pair
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
-LK_LEVELS = 4
+LK_LEVELS = 2  # on the pre-warped frame; coarser levels only mix in the warp's distorted borders
+MAX_SPEED_MPS = 45.0  # the coarse search for the first pair's step covers 0 .. this x the frame gap
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +35,8 @@ class EgoTrajectory:
     """A measured ego trajectory in the first frame's ego frame (x forward, y left, yaw + = left).
 
     Per frame (T,): `timestamps_s`, `xy_m` (T, 2), `yaw_rad`, `pitch_rad` (camera pitch the fit found).
-    Per pair (T-1,): `step_m` (distance), `dyaw_rad`, `confidence` in [0, 1], `n_inliers`, `rms_px`.
+    Per pair (T-1,): `step_m` (distance), `dyaw_rad`, `confidence` in [0, 1], `n_inliers`, `n_tracked`
+    (corners tracked, the road model explains `n_inliers` of them), `rms_px`.
     `raw_xy_m`/`raw_yaw_rad` are the integrated poses before smoothing. `camera` is what was assumed.
     """
 
@@ -48,6 +50,7 @@ class EgoTrajectory:
     dyaw_rad: np.ndarray
     confidence: np.ndarray
     n_inliers: np.ndarray
+    n_tracked: np.ndarray
     rms_px: np.ndarray
     camera: CameraModel
 
@@ -70,6 +73,7 @@ class EgoTrajectory:
             "pitch_deg": r(np.degrees(self.pitch_rad), 3),
             "confidence": r(self.confidence, 3),
             "n_inliers": [int(n) for n in self.n_inliers],
+            "n_tracked": [int(n) for n in self.n_tracked],
             "camera": self.camera.describe(),
         }
 
@@ -102,22 +106,27 @@ def _check_inputs(frames: np.ndarray, timestamps_s: Sequence[float]) -> tuple[np
 
 
 def track_clip(
-    frames: np.ndarray, camera: CameraModel, seed: int = 0
+    frames: np.ndarray, timestamps_s: np.ndarray, camera: CameraModel, seed: int = 0
 ) -> tuple[list[PairFit | None], CameraModel]:
     """RANSAC road motion for every consecutive frame pair, each predicted from the last one."""
     grays, cam = _grays(frames, camera)
+    dt = np.diff(timestamps_s)
     win = 21 if grays[0].shape[1] <= 700 else 25
     pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
     rng = np.random.default_rng(seed)
     fits: list[PairFit | None] = []
     matches = []
-    guess = np.zeros(3)
+    guess = None
     for k in range(len(grays) - 1):
+        if guess is None:  # first pair, or the last one failed: search the forward step afresh
+            max_step = MAX_SPEED_MPS * float(dt[k])
+            guess = np.array([coarse_step_m(grays[k], grays[k + 1], cam, pitch, max_step), 0.0, 0.0])
+        else:
+            guess = guess * float(dt[k] / dt[k - 1])  # constant velocity across uneven frame gaps
         matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS))
         fit = ransac_pair(matches[-1], cam, pitch, rng)
         fits.append(fit)
-        if fit is not None:
-            guess = fit.motion
+        guess = fit.motion if fit is not None else None
     if cam.pitch_rad is None:  # find the mounting pitch the road's motion agrees with, then refit
         pitch = estimate_pitch(matches, fits, cam, rng)
         cam = replace(cam, pitch_rad=pitch)
@@ -168,7 +177,7 @@ def estimate_trajectory(
             f"camera principal point ({camera.cx_px:.0f}, {camera.cy_px:.0f}) lies outside the "
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
-    fits, cam = track_clip(frames, camera, seed)
+    fits, cam = track_clip(frames, t, camera, seed)
     if sum(f is not None for f in fits) < max(1, len(fits) // 3):
         raise ValueError(
             f"only {sum(f is not None for f in fits)} of {len(fits)} frame pairs show enough tracked road "
@@ -189,6 +198,7 @@ def estimate_trajectory(
         dyaw_rad=motion.motions[:, 2],
         confidence=confidence_of(motion),
         n_inliers=motion.n_inliers,
+        n_tracked=np.array([f.n_tracked if f is not None else 0 for f in fits]),
         rms_px=motion.rms_px,
         camera=replace(camera, pitch_rad=float(np.median(motion.pitch_rad))),
     )
@@ -223,6 +233,14 @@ def smooth_poses(t: np.ndarray, motion: ClipMotion) -> tuple[np.ndarray, np.ndar
 
 def _ratio(target: float, value: float) -> float:
     return target / value if abs(value) > 1e-6 and abs(target) > 1e-6 and target * value > 0 else 1.0
+
+
+def road_plane_fits(trajectory: EgoTrajectory, min_share: float = 0.6) -> bool:
+    """Whether the frames show a road plane the model explains: in most pairs, at least `min_share` of
+    the tracked corners move as road points under one planar motion (a wall, a sky or a crowd does not)."""
+    tracked = np.maximum(trajectory.n_tracked, 1)
+    share = trajectory.n_inliers / tracked
+    return bool(np.median(share) >= min_share and np.median(trajectory.n_inliers) >= 20)
 
 
 def measured_kinematics(trajectory: EgoTrajectory, clip_s: float = CLIP_S) -> ClipKinematics:

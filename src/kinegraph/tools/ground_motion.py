@@ -37,10 +37,12 @@ MIN_INLIERS = 12
 
 
 class PairFit(NamedTuple):
-    """A frame pair's motion [tx_m, ty_m, dyaw_rad] and the road correspondences that support it."""
+    """A frame pair's motion [tx_m, ty_m, dyaw_rad], the road correspondences that support it and how
+    many correspondences were tracked in all (the share explained tells a road from another scene)."""
 
     motion: np.ndarray
     inliers: PairMatches
+    n_tracked: int
 
 
 class ClipMotion(NamedTuple):
@@ -80,7 +82,7 @@ def ransac_pair(
     keep = usable[_transfer_errors(a_m, b_px, camera, pitch_rad, best[None])[0] < threshold]
     if len(keep) < MIN_INLIERS:
         return None
-    return PairFit(best, PairMatches(matches.a_px[keep], matches.b_px[keep]))
+    return PairFit(best, PairMatches(matches.a_px[keep], matches.b_px[keep]), len(matches.a_px))
 
 
 def estimate_pitch(
