@@ -25,7 +25,21 @@ from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
 
-GRAPHS = ("egodyn.measured", "egodyn.vo", "egodyn.flow")
+#: (label, graph, options): the measured trajectory on every frame and on the VLM's 10, then the paper's
+#: baselines on their 10 frames.
+ARMS: tuple[tuple[str, str, dict], ...] = (
+    ("egodyn.measured", "egodyn.measured", {}),
+    ("egodyn.measured (10 frames)", "egodyn.measured", {"num_frames": 10}),
+    ("egodyn.vo", "egodyn.vo", {}),
+    ("egodyn.flow", "egodyn.flow", {}),
+)
+#: camera perturbations for the sensitivity table: (label, focal factor, height factor)
+PERTURBATIONS = (
+    ("focal x0.8", 0.8, 1.0),
+    ("focal x1.2", 1.2, 1.0),
+    ("height x0.8", 1.0, 0.8),
+    ("height x1.2", 1.0, 1.2),
+)
 
 
 def run_graph(data: Path, graph: str, out: Path, options: dict) -> dict:
@@ -35,6 +49,28 @@ def run_graph(data: Path, graph: str, out: Path, options: dict) -> dict:
         )
     )
     return json.loads((out / "metrics.json").read_text())
+
+
+def perturbed_copy(data: Path, out: Path, focal: float, height: float) -> Path:
+    """The data set with every clip's camera object scaled (videos, arrays and QA shared by links)."""
+    (out / "carla_clips").mkdir(parents=True)
+    (out / "carla_videos_simulation").symlink_to(data / "carla_videos_simulation")
+    for name in ("arrays", "qa.jsonl"):
+        (out / "carla_clips" / name).symlink_to(data / "carla_clips" / name)
+    rows = [
+        json.loads(line)
+        for line in (data / "carla_clips" / "clips_index.jsonl").read_text().split("\n")
+        if line
+    ]
+    for row in rows:
+        row["camera"] = {
+            **row["camera"],
+            "fx": row["camera"]["fx"] * focal,
+            "fy": row["camera"]["fy"] * focal,
+        }
+        row["camera"]["height_m"] *= height
+    (out / "carla_clips" / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
 
 
 def trajectory_errors(run_dir: Path, data: Path) -> dict[str, float]:
@@ -110,6 +146,7 @@ def main() -> None:
         help="data: clips carry their camera object; default: rows without it (graph defaults)",
     )
     parser.add_argument("--timing-clips", type=int, default=6)
+    parser.add_argument("--sensitivity-n", type=int, default=60, help="clips for the +-20%% camera table")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,30 +156,49 @@ def main() -> None:
         write_qa(records, data / "carla_clips")
         print(f"wrote {len(records)} clips with drawn camera rigs in {time.perf_counter() - t0:.0f} s\n")
         metrics, errors = {}, None
-        for graph in GRAPHS:
+        for label, graph, options in ARMS:
             t0 = time.perf_counter()
-            metrics[graph] = run_graph(data, graph, Path(tmp) / graph, {})
-            print(f"{graph}: {time.perf_counter() - t0:.0f} s")
+            metrics[label] = run_graph(data, graph, Path(tmp) / label, options)
+            print(f"{label}: {time.perf_counter() - t0:.0f} s")
         errors = trajectory_errors(Path(tmp) / "egodyn.measured", data)
+        sensitivity = {}
+        if args.camera == "data" and args.sensitivity_n > 0:
+            subset = Path(tmp) / "subset"
+            write_qa(
+                write_carla_clips(subset, args.sensitivity_n, args.seed + 7, varied=True),
+                subset / "carla_clips",
+            )
+            sensitivity["as calibrated"] = run_graph(subset, "egodyn.measured", Path(tmp) / "s0", {})
+            for label, focal, height in PERTURBATIONS:
+                copy = perturbed_copy(subset, Path(tmp) / f"p-{label}", focal, height)
+                sensitivity[label] = run_graph(copy, "egodyn.measured", Path(tmp) / f"s-{label}", {})
 
     print(f"\n## Official EgoDyn scorer, {len(records)} clips, seed {args.seed}, camera from {args.camera}\n")
-    print("| graph | questions answered | global balanced accuracy | accuracy |")
+    print("| arm | questions answered | global balanced accuracy | accuracy |")
     print("|---|---|---|---|")
     for graph, m in metrics.items():
         answered, overall = len(m["per_question"]), m["global"]
         print(f"| {graph} | {answered} of 14 | {overall['balanced_acc']:.3f} | {overall['accuracy']:.3f} |")
-    print("\n| question | " + " | ".join(GRAPHS) + " |")
-    print("|---|" + "---|" * len(GRAPHS))
+    print("\n| question | " + " | ".join(metrics) + " |")
+    print("|---|" + "---|" * len(metrics))
     for q in sorted(metrics["egodyn.measured"]["per_question"]):
         cells = []
-        for graph in GRAPHS:
-            per_q = metrics[graph]["per_question"].get(q)
+        for label in metrics:
+            per_q = metrics[label]["per_question"].get(q)
             cells.append(f"{per_q['balanced_acc']:.3f}" if per_q else "-")
         print(f"| {q} | " + " | ".join(cells) + " |")
     print("\n## Measured trajectory vs true poses (31 frames at 10 Hz)\n")
     for key, value in errors.items():
         print(f"- {key}: {value:.3f}" if isinstance(value, float) else f"- {key}: {value}")
     print("\n(ATE compares the camera's path with the true ego origin's: a turn adds the lever arm.)")
+    if sensitivity:
+        print(f"\n## Sensitivity to camera errors ({args.sensitivity_n} other clips, seed {args.seed + 7})\n")
+        questions = sorted(sensitivity["as calibrated"]["per_question"])
+        print("| camera given to the tool | global bAcc | " + " | ".join(questions) + " |")
+        print("|---|---|" + "---|" * len(questions))
+        for label, m in sensitivity.items():
+            cells = [f"{m['per_question'][q]['balanced_acc']:.2f}" for q in questions]
+            print(f"| {label} | {m['global']['balanced_acc']:.3f} | " + " | ".join(cells) + " |")
     print("\n## CPU time per clip at 1280x720\n")
     for key, value in cpu_ms_per_clip(args.timing_clips, args.seed + 1).items():
         print(f"- {key}: {value:.0f} ms")
