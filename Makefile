@@ -10,7 +10,8 @@ LINTED := $(wildcard src tests perf examples)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch first, pinned: this is the CPU wheel; a bare `torch` pulls GBs of CUDA wheels.
+	# torch first, pinned. Where a local CPU wheel of this version is offered (as on our dev and CI
+	# machines) pip takes it; from PyPI on Linux the same spec pulls the CUDA build and its wheels.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)

@@ -22,7 +22,7 @@ from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
-from kinegraph.tools.ground_tracks import coarse_step_m, match_pair
+from kinegraph.tools.ground_tracks import coarse_step_m, match_pair, static_pixels
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
@@ -57,6 +57,14 @@ class EgoTrajectory:
     def speed_mps(self) -> np.ndarray:
         """Mean speed over each pair (T-1,)."""
         return self.step_m / np.diff(self.timestamps_s)
+
+    def poses(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """nuScenes-style poses (timestamps_us (T,), translation_m (T, 3), rotation_wxyz (T, 4)), the
+        input of TCogMap's classifier."""
+        half = self.yaw_rad / 2.0
+        rotation = np.column_stack([np.cos(half), np.zeros_like(half), np.zeros_like(half), np.sin(half)])
+        translation = np.column_stack([self.xy_m, np.zeros(len(self.xy_m))])
+        return np.round(self.timestamps_s * 1e6).astype(np.int64), translation, rotation
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready figures for a prediction's trace."""
@@ -114,16 +122,18 @@ def track_clip(
     win = 21 if grays[0].shape[1] <= 700 else 25
     pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
     rng = np.random.default_rng(seed)
+    static = static_pixels(grays, cam, pitch)
     fits: list[PairFit | None] = []
     matches = []
     guess = None
     for k in range(len(grays) - 1):
         if guess is None:  # first pair, or the last one failed: search the forward step afresh
             max_step = MAX_SPEED_MPS * float(dt[k])
-            guess = np.array([coarse_step_m(grays[k], grays[k + 1], cam, pitch, max_step), 0.0, 0.0])
+            step = coarse_step_m(grays[k], grays[k + 1], cam, pitch, max_step, static)
+            guess = np.array([step, 0.0, 0.0])
         else:
             guess = guess * float(dt[k] / dt[k - 1])  # constant velocity across uneven frame gaps
-        matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS))
+        matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS, static))
         fit = ransac_pair(matches[-1], cam, pitch, rng)
         fits.append(fit)
         guess = fit.motion if fit is not None else None

@@ -26,6 +26,8 @@ from kinegraph.tools.ground_geometry import (
 )
 
 MAX_CORNERS = 250
+STATIC_GREY_LEVELS = 4  # at quarter resolution: a pixel varying less than this over the clip is static
+MAX_STATIC_SHARE = 0.6  # above this share of the road the ego stands, not a bonnet
 FB_TOLERANCE_PX = 0.8  # at 640 px width; scaled with the image
 _LK_CRITERIA = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
 
@@ -37,14 +39,35 @@ class PairMatches(NamedTuple):
     b_px: np.ndarray
 
 
-def road_mask(shape: tuple[int, int], camera: CameraModel, pitch_rad: float) -> np.ndarray:
-    """uint8 mask (H, W): 255 from a little below the horizon down to the image's bottom margin."""
+def road_mask(
+    shape: tuple[int, int], camera: CameraModel, pitch_rad: float, static: np.ndarray | None = None
+) -> np.ndarray:
+    """uint8 mask (H, W): 255 from a little below the horizon down to the image's bottom margin, less
+    the `static` pixels (bool (H, W)) that never change over the clip."""
     height_px, width_px = shape
     margin = max(4, int(0.03 * height_px))
     top = int(np.clip(horizon_row_px(camera, pitch_rad) + margin, 0, height_px - 1))
     mask = np.zeros(shape, np.uint8)
     mask[top : height_px - margin, margin : width_px - margin] = 255
+    if static is not None:
+        mask[static] = 0
     return mask
+
+
+def static_pixels(grays: list[np.ndarray], camera: CameraModel, pitch_rad: float) -> np.ndarray | None:
+    """bool (H, W): pixels that stay the same in every frame while the road below the horizon changes: a
+    bonnet, a dashboard, burned-in text, a car ahead keeping its distance. None when the road itself is
+    still (the ego stands) or nothing is static."""
+    small = [cv2.resize(g, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA) for g in grays]
+    stack = np.stack(small).astype(np.int16)
+    still = (stack.max(axis=0) - stack.min(axis=0)) <= STATIC_GREY_LEVELS
+    road = road_mask(small[0].shape, camera.scaled(0.25), pitch_rad) > 0
+    share = float(still[road].mean()) if road.any() else 1.0
+    if share == 0.0 or share > MAX_STATIC_SHARE:
+        return None
+    still = cv2.dilate(still.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    size = (grays[0].shape[1], grays[0].shape[0])
+    return cv2.resize(still.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST).astype(bool)
 
 
 def road_homography(
@@ -78,14 +101,20 @@ def warp_to_a(gray_b: np.ndarray, homography: np.ndarray) -> np.ndarray:
 
 
 def coarse_step_m(
-    gray_a: np.ndarray, gray_b: np.ndarray, camera: CameraModel, pitch_rad: float, max_step_m: float
+    gray_a: np.ndarray,
+    gray_b: np.ndarray,
+    camera: CameraModel,
+    pitch_rad: float,
+    max_step_m: float,
+    static: np.ndarray | None = None,
 ) -> float:
     """The forward step (m) whose road homography best aligns frame b with frame a (median absolute grey
     difference on the road at quarter resolution); a start for the first pair's tracking."""
     small_a = cv2.resize(gray_a, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     small_b = cv2.resize(gray_b, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     small_cam = camera.scaled(0.25)
-    mask = road_mask(small_a.shape, small_cam, pitch_rad) > 0
+    small_static = None if static is None else static[::4, ::4][: small_a.shape[0], : small_a.shape[1]]
+    mask = road_mask(small_a.shape, small_cam, pitch_rad, small_static) > 0
     best, best_cost = 0.0, np.inf
     for step in np.concatenate([[0.0], np.geomspace(0.1, max_step_m, 14)]):
         h = road_homography(small_a.shape, small_cam, pitch_rad, np.array([step, 0.0, 0.0]))
@@ -110,13 +139,19 @@ def match_pair(
     motion_guess: np.ndarray,
     win_px: int,
     levels: int,
+    static: np.ndarray | None = None,
 ) -> PairMatches:
     """Track road corners of grey frame a into grey frame b through the road homography of
     `motion_guess` (LK refines the residual on the pre-warped frame b)."""
     height_px, width_px = gray_a.shape
     min_distance = max(5, round(width_px / 90))
     corners = cv2.goodFeaturesToTrack(
-        gray_a, MAX_CORNERS, 0.005, min_distance, mask=road_mask(gray_a.shape, camera, pitch_rad), blockSize=7
+        gray_a,
+        MAX_CORNERS,
+        0.005,
+        min_distance,
+        mask=road_mask(gray_a.shape, camera, pitch_rad, static),
+        blockSize=7,
     )
     if corners is None or len(corners) < 6:
         empty = np.zeros((0, 2), np.float32)

@@ -1,8 +1,9 @@
-"""What another renderer or a real camera would vary: optics, mounting, body pitch, image quality.
+"""What another renderer or a real camera would vary: optics, mounting, body pitch, image quality, and
+what sits in front of the road: a bonnet, a car ahead keeping its distance, a burned-in clock.
 
-`draw_camera` samples one camera rig and image pipeline per scenario; `degrade` applies its blur,
-contrast loss, sensor noise and JPEG compression to a rendered frame. Used to test the motion tools on
-settings and seeds they were not tuned on (perf/ego_trajectory_accuracy.py).
+`draw_camera` samples one camera rig and image pipeline per scenario; `degrade` applies its overlays,
+blur, contrast loss, sensor noise and JPEG compression to a rendered frame. Used to test the motion
+tools on settings and seeds they were not tuned on (perf/ego_trajectory_accuracy.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ class CameraRig:
 
     `body_pitch_rad_per_mps2`: nose-down pitch per m/s^2 of deceleration (suspension), `blur_px`:
     Gaussian sigma, `contrast`: gain towards mid-grey (1 = none), `noise_std`: grey levels,
-    `jpeg_quality`: 0-100 before the video codec.
+    `jpeg_quality`: 0-100 before the video codec. `bonnet_rows`: share of the image height a static
+    bonnet covers (0 = none); `lead_car`: a car ahead at constant distance (static in the image);
+    `clock`: a burned-in timestamp.
     """
 
     camera: PinholeCamera
@@ -33,6 +36,9 @@ class CameraRig:
     contrast: float
     noise_std: float
     jpeg_quality: int
+    bonnet_rows: float = 0.0
+    lead_car: bool = False
+    clock: bool = False
 
     def describe(self) -> dict[str, float]:
         """JSON-ready figures for a report."""
@@ -48,6 +54,9 @@ class CameraRig:
             "contrast": round(self.contrast, 2),
             "noise_std": round(self.noise_std, 2),
             "jpeg_quality": self.jpeg_quality,
+            "bonnet_rows": round(self.bonnet_rows, 3),
+            "lead_car": self.lead_car,
+            "clock": self.clock,
         }
 
 
@@ -75,6 +84,9 @@ def draw_camera(rng: np.random.Generator) -> CameraRig:
         contrast=rng.uniform(0.6, 1.0),
         noise_std=rng.uniform(0.0, 3.0),
         jpeg_quality=int(rng.integers(40, 96)),
+        bonnet_rows=float(rng.uniform(0.05, 0.15)) if rng.random() < 0.3 else 0.0,
+        lead_car=bool(rng.random() < 0.3),
+        clock=bool(rng.random() < 0.3),
     )
 
 
@@ -85,9 +97,33 @@ def body_pitch_rad(rig: CameraRig, accel_mps2: np.ndarray) -> np.ndarray:
     )
 
 
-def degrade(frame: np.ndarray, rig: CameraRig, rng: np.random.Generator) -> np.ndarray:
-    """The frame (H, W, 3) RGB uint8 after the rig's blur, contrast loss, noise and JPEG round trip."""
-    out = frame.astype(np.float32)
+def overlay(frame: np.ndarray, rig: CameraRig, time_s: float) -> np.ndarray:
+    """The rig's static foreground drawn on a copy of the frame: bonnet, lead car, clock."""
+    out = frame.copy()
+    height, width = out.shape[:2]
+    if rig.lead_car:
+        cx, top = width // 2, int(rig.camera.cy_px + 0.06 * height)
+        w, h = int(0.16 * width), int(0.12 * height)
+        cv2.rectangle(out, (cx - w // 2, top), (cx + w // 2, top + h), (150, 30, 35), -1)
+        cv2.rectangle(out, (cx - w // 3, top + h // 6), (cx + w // 3, top + h // 2), (40, 50, 60), -1)
+        for side in (-1, 1):
+            lamp = (cx + side * (w // 2 - w // 8), top + int(0.7 * h))
+            cv2.circle(out, lamp, max(2, w // 16), (230, 40, 30), -1)
+    if rig.bonnet_rows > 0:
+        rows = int(rig.bonnet_rows * height)
+        xs = np.arange(width)
+        edge = height - rows + (((xs - width / 2) / (width / 2)) ** 2 * rows * 0.5).astype(int)
+        poly = np.concatenate([np.column_stack([xs, edge]), [[width - 1, height - 1], [0, height - 1]]])
+        cv2.fillPoly(out, [poly.astype(np.int32)], (38, 40, 46))
+    if rig.clock:
+        text = f"2026-11-24 10:{int(time_s) // 60:02d}:{time_s % 60:06.3f}"
+        cv2.putText(out, text, (8, height - 10), cv2.FONT_HERSHEY_SIMPLEX, height / 900, (255, 255, 0), 1)
+    return out
+
+
+def degrade(frame: np.ndarray, rig: CameraRig, rng: np.random.Generator, time_s: float = 0.0) -> np.ndarray:
+    """The frame (H, W, 3) RGB uint8 after the rig's overlays, blur, contrast loss, noise and JPEG."""
+    out = overlay(frame, rig, time_s).astype(np.float32)
     if rig.blur_px > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), rig.blur_px)
     out = 128.0 + rig.contrast * (out - 128.0)

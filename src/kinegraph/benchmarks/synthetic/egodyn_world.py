@@ -103,7 +103,9 @@ def write_carla_clips(
                 for (x, y), a, p in zip(xy[window], yaw[window], pitch[window], strict=True)
             ]
             if rig is not None:
-                frames = [degrade(frame, rig, noise_rng) for frame in frames]
+                frames = [
+                    degrade(f, rig, noise_rng, float(t)) for f, t in zip(frames, log_t[window], strict=True)
+                ]
             write_video(out_dir / "carla_videos_simulation" / f"{clip_id}.mp4", frames, CARLA_FPS)
     write_jsonl(clips_dir / "clips_index.jsonl", records)
     return records
