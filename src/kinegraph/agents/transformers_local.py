@@ -9,7 +9,6 @@ parsed from the text; `response_schema` is refused (no constrained decoding here
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from kinegraph.agents.images import decode_image
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
 from kinegraph.agents.providers import require_sdk
+from kinegraph.microbatch import MicroBatcher
 from kinegraph.types import Usage
 
 
@@ -75,7 +75,15 @@ class TransformersBackend:
         self.params: dict[str, Any] = {"dtype": str(self.network.dtype)}
         self.max_batch_size = max(1, max_batch_size)
         self._lock = threading.Lock()
-        self._batchers = LoopLocal(lambda: _Batcher(self._generate_batch, self.max_batch_size, batch_wait_s))
+        self._batchers = LoopLocal(
+            lambda: MicroBatcher(
+                self._generate_batch,
+                self.max_batch_size,
+                batch_wait_s,
+                key=_batch_key,
+                wrap_error=_generation_failed,
+            )
+        )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.response_schema is not None:
@@ -137,54 +145,14 @@ def _stop_ids(network: Any, tokenizer: Any) -> set[int]:
     return {i for i in ids if i is not None}
 
 
-class _Batcher:
-    """Collects requests for up to `wait_s` (or `max_size` of them) and runs them as batches in a thread."""
+def _batch_key(request: GenerateRequest) -> tuple[Any, ...]:
+    """Requests batch together only with the same decoding settings and with or without images."""
+    has_images = any(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
+    return (request.max_tokens, request.temperature, has_images)
 
-    def __init__(self, run: Any, max_size: int, wait_s: float) -> None:
-        self.run = run
-        self.max_size = max_size
-        self.wait_s = wait_s
-        self.pending: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]] = []
-        self.timer: asyncio.TimerHandle | None = None
-        self.tasks: set[asyncio.Task[None]] = set()
 
-    async def submit(self, request: GenerateRequest) -> GenerateResponse:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[GenerateResponse] = loop.create_future()
-        self.pending.append((request, future))
-        if len(self.pending) >= self.max_size:
-            self.flush()
-        elif self.timer is None:
-            self.timer = loop.call_later(self.wait_s, self.flush)
-        return await future
-
-    def flush(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        groups: dict[tuple[Any, ...], list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]]] = {}
-        for item in self.pending:
-            request = item[0]
-            has_images = any(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
-            groups.setdefault((request.max_tokens, request.temperature, has_images), []).append(item)
-        self.pending = []
-        for items in groups.values():
-            for start in range(0, len(items), self.max_size):
-                task = asyncio.get_running_loop().create_task(self._run(items[start : start + self.max_size]))
-                self.tasks.add(task)
-                task.add_done_callback(self.tasks.discard)
-
-    async def _run(self, items: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]]) -> None:
-        try:
-            responses = await asyncio.to_thread(self.run, [request for request, _ in items])
-        except Exception as exc:  # one bad batch fails its own requests, never the run
-            for _, future in items:
-                if not future.done():
-                    future.set_exception(BackendError(f"transformers: generation failed: {exc}"))
-            return
-        for (_, future), response in zip(items, responses, strict=True):
-            if not future.done():
-                future.set_result(response)
+def _generation_failed(exc: Exception) -> BackendError:
+    return BackendError(f"transformers: generation failed: {exc}")
 
 
 def create_transformers(model: str, *, base_url: str | None = None, **options: Any) -> TransformersBackend:
