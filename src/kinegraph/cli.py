@@ -344,6 +344,9 @@ def run(
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
+    device: Annotated[
+        str, typer.Option(help="Where GPU tools run: auto (CUDA when present), cpu, cuda, cuda:N.")
+    ] = "auto",
     ray: Annotated[
         str | None,
         typer.Option(
@@ -364,10 +367,13 @@ def run(
 ) -> None:
     """Run a graph over a benchmark; writes run.json, predictions.jsonl, metrics.json, official/."""
     import json
+    import re
 
     from kinegraph.runner import run as run_graph
-    from kinegraph.types import RunConfig
+    from kinegraph.types import DEVICE_PATTERN, RunConfig
 
+    if not re.match(DEVICE_PATTERN, device):
+        raise fail(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
     config = RunConfig(
         benchmark=benchmark,
         graph=graph,
@@ -384,6 +390,7 @@ def run(
         options=parse_options(option),
         loader_options=parse_options(data_option),
         model_options=parse_options(model_option),
+        device=device,
     )
     try:
         if ray is None:

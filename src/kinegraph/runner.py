@@ -24,6 +24,7 @@ from kinegraph.agents.protocol import Backend
 from kinegraph.graphs import resolve_builder
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext
+from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.progress import RunProgress
 from kinegraph.rundir import (
     METRICS,
@@ -53,6 +54,7 @@ class RunSummary(BaseModel):
     elapsed_s: float = 0.0
     groups: int = 0
     decodes: int = 0
+    tool_calls: int = 0  # batched GPU-tool calls; fewer than the clips measured = clips shared calls
     metrics: dict[str, Any] | None = None
     headline: dict[str, float | None] | None = None
 
@@ -79,6 +81,15 @@ def build_graph(config: RunConfig) -> tuple[Any, bool]:
     """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`)."""
     builder = resolve_builder(config.graph)
     return builder(**config.options), getattr(builder, "needs_model", True)
+
+
+def tool_batches(config: RunConfig) -> ToolBatches:
+    """The run's GPU-tool batching stage on `config.device`; a CUDA device that is absent is refused."""
+    if config.device.startswith("cuda"):
+        from kinegraph.tools.gpu_flow import resolve_device
+
+        resolve_device(config.device)
+    return ToolBatches(config.device)
 
 
 def make_backend(config: RunConfig) -> Backend:
@@ -160,7 +171,9 @@ async def run_async(
     pending = [s for s in samples if s.id not in log.done]
     groups = group_samples(pending)
     context = GraphContext(
-        backend=backend if needs_model else None, limiter=asyncio.Semaphore(max(1, config.concurrency))
+        backend=backend if needs_model else None,
+        limiter=asyncio.Semaphore(max(1, config.concurrency)),
+        tools=tool_batches(config),
     )
     run_info, t0 = start_run(config), time.perf_counter()
     status, n_new = "completed", 0
@@ -284,6 +297,7 @@ def _finish(
         elapsed_s=elapsed_s,
         groups=context.stats.groups,
         decodes=context.stats.decodes,
+        tool_calls=context.tools.calls(),
     )
     if predictions:
         suite = suites.get(config.benchmark)

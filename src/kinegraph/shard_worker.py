@@ -21,7 +21,7 @@ from typing import Any
 
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.graphs.state import GraphContext
-from kinegraph.runner import _run_group, build_graph, group_samples
+from kinegraph.runner import _run_group, build_graph, group_samples, tool_batches
 from kinegraph.types import Prediction, RunConfig, Sample
 
 #: A cache row as it travels between workers and the driver: (key, provider, model, response JSON).
@@ -132,7 +132,7 @@ class ShardWorker:
         """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
         await self._prepare(setup)
         groups_sem, config = self._groups, setup.config
-        context = GraphContext(backend=self.backend, limiter=self._limiter)
+        context = GraphContext(backend=self.backend, limiter=self._limiter, tools=tool_batches(config))
         start = time.perf_counter()
 
         async def one(group: list[Sample]) -> list[Prediction]:

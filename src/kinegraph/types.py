@@ -123,6 +123,9 @@ class Prediction(BaseModel):
     metadata: JsonDict = Field(default_factory=dict)
 
 
+DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
+
+
 class RunConfig(BaseModel):
     """Everything needed to reproduce a run; written to run.json."""
 
@@ -142,6 +145,8 @@ class RunConfig(BaseModel):
     options: JsonDict = Field(default_factory=dict)
     loader_options: JsonDict = Field(default_factory=dict)
     model_options: JsonDict = Field(default_factory=dict)
+    #: where GPU tools run: "auto" (CUDA when present, else CPU), "cpu", "cuda" or "cuda:N"
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 
     @property
     def out_path(self) -> Path:

@@ -6,6 +6,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
+from kinegraph.rundir import read_predictions
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
 from runner_support import write_egodyn_world
@@ -84,3 +85,49 @@ def test_tools_graph_beats_blind_vision_with_a_text_only_model(rendered, tmp_pat
         return sum(per_question[q]["accuracy"] for q in VISION_BASELINE_QUESTIONS) / 6
 
     assert probe_accuracy(runs["egodyn.tools"]) > probe_accuracy(runs["egodyn.vision"]) + 0.1
+
+
+def test_gpu_flow_pools_clips_of_concurrent_groups_into_shared_calls(rendered, tmp_path):
+    """RAFT (random weights from a real checkpoint file) through the run's tool-batching stage."""
+    import torch
+
+    from kinegraph.tools.raft import build_raft
+
+    torch.manual_seed(0)
+    weights = tmp_path / "raft_small.pth"
+    torch.save(build_raft("small").state_dict(), weights)
+    summary = run(
+        RunConfig(
+            benchmark="egodyn",
+            graph="egodyn.gpu_flow",
+            data=str(rendered),
+            out_dir=str(tmp_path / "r"),
+            concurrency=8,
+            device="cpu",
+            options={"method": "raft_small", "weights": str(weights), "batch_pairs": 64},
+        ),
+        show_progress=False,
+    )
+    clips = summary.n_predictions // 14
+    assert summary.status_counts == {"ok": clips * 6, "skipped": clips * 8}
+    assert 1 <= summary.tool_calls < clips  # clips of several groups shared one batched call
+    first = next(p for p in read_predictions(tmp_path / "r" / "predictions.jsonl") if p.status == "ok")
+    assert first.trace[0]["output"]["method"] == "raft_small"
+
+
+def test_run_refuses_a_device_it_does_not_have(rendered, tmp_path):
+    import subprocess
+    import sys
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA; the refusal is for machines without it")
+    for device, message in (("cuda", "torch.cuda.is_available() is False"), ("tpu", "device")):
+        result = subprocess.run(
+            [sys.executable, "-m", "kinegraph.cli", "run", "egodyn", "--graph", "egodyn.gpu_flow",
+             "--data", str(rendered), "--out", str(tmp_path / device), "--device", device],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1

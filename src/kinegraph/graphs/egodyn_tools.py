@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
 from kinegraph.graphs.egodyn import load_arrays
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
+from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
 from kinegraph.types import Sample, Status
 
 if TYPE_CHECKING:
+    from kinegraph.tools.flow import FlowSignals
     from kinegraph.tools.vo import VOSignals
 
 Answers = Mapping[str, str]
@@ -73,15 +76,20 @@ def build_oracle() -> CompiledStateGraph:
 build_oracle.needs_model = False  # type: ignore[attr-defined]
 
 
-def frame_probe_graph(name: str, measure: Callable[..., Any], num_frames: int) -> CompiledStateGraph:
-    """decode the clip's frames once -> run the probe (in a worker thread) -> answer what it determines."""
+def threaded_probe(name: str, measure: Callable[[Any], dict[str, Any]]) -> Callable[..., Any]:
+    """Node: a CPU probe on the decoded frames, in a worker thread."""
 
     async def run_probe(state: GroupState) -> dict[str, Any]:
         return {"measurements": {name: await asyncio.to_thread(measure, state["frames"])}}
 
+    return run_probe
+
+
+def frame_probe_graph(name: str, probe: Callable[..., Any], num_frames: int) -> CompiledStateGraph:
+    """decode the clip's frames once -> run the probe node -> answer what it determines."""
     graph = StateGraph(GroupState, context_schema=GraphContext)
     graph.add_node("decode_frames", decode_frames(num_frames))
-    graph.add_node(f"measure_{name}", run_probe)
+    graph.add_node(f"measure_{name}", probe)
     graph.add_node("answer", answer_from(name))
     graph.add_node("record_group_error", record_group_error)
     graph.add_edge(START, "decode_frames")
@@ -153,28 +161,54 @@ def flow_measurement(frames: Any) -> dict[str, Any]:
     return {"answers": result.answers, "signals": signals}
 
 
+def flow_result(signals: FlowSignals) -> dict[str, Any]:
+    """The six answers of the flow mapping and the rounded signals, for a prediction's trace."""
+    from kinegraph.tools.flow import flow_answers
+
+    rounded = {k: _rounded(v) for k, v in signals._asdict().items()}
+    return {"answers": flow_answers(signals), "signals": rounded}
+
+
 def gpu_flow_measurement(frames: Any) -> dict[str, Any]:
     """The torch Horn-Schunck probe (CUDA when present) with the flow heuristic's mapping."""
-    from kinegraph.tools.gpu_flow import gpu_flow_probe
+    from kinegraph.tools.gpu_flow import gpu_flow_signals
 
-    result = gpu_flow_probe([frames])[0]
-    signals = {k: _rounded(v) for k, v in result.signals._asdict().items()}
-    return {"answers": result.answers, "signals": signals}
+    return flow_result(gpu_flow_signals([frames])[0])
+
+
+def batched_flow_probe(spec: DenseFlowSpec) -> Callable[..., Any]:
+    """Node: dense flow of the clip through the run's tool-batching stage (pooled with other clips)."""
+
+    async def measure(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        signals = await runtime.context.tools.flow_signals(state["frames"], spec)
+        out = flow_result(signals)
+        out["signals"]["method"] = spec.method
+        return {"measurements": {"gpu_flow": out}}
+
+    return measure
 
 
 def build_vo(num_frames: int = 10) -> CompiledStateGraph:
     """`egodyn.vo`: the paper's visual-odometry baseline (answers 6 questions)."""
-    return frame_probe_graph("vo", vo_measurement, num_frames)
+    return frame_probe_graph("vo", threaded_probe("vo", vo_measurement), num_frames)
 
 
 def build_flow(num_frames: int = 10) -> CompiledStateGraph:
     """`egodyn.flow`: the paper's Farneback flow heuristic (answers 6 questions)."""
-    return frame_probe_graph("flow", flow_measurement, num_frames)
+    return frame_probe_graph("flow", threaded_probe("flow", flow_measurement), num_frames)
 
 
-def build_gpu_flow(num_frames: int = 10) -> CompiledStateGraph:
-    """`egodyn.gpu_flow`: a dense Horn-Schunck flow probe in torch feeding the flow mapping."""
-    return frame_probe_graph("gpu_flow", gpu_flow_measurement, num_frames)
+def build_gpu_flow(
+    num_frames: int = 10,
+    method: FlowMethod = "horn_schunck",
+    weights: str | None = None,
+    batch_pairs: int | None = None,
+) -> CompiledStateGraph:
+    """`egodyn.gpu_flow`: dense flow in torch (Horn-Schunck, or RAFT from the user's torchvision
+    checkpoint `weights`) feeding the flow mapping; clips of concurrent groups share batched calls of
+    up to `batch_pairs` frame pairs (default 256 on CUDA, 8 on CPU)."""
+    spec = DenseFlowSpec(method=method, weights=weights, batch_pairs=batch_pairs)
+    return frame_probe_graph("gpu_flow", batched_flow_probe(spec), num_frames)
 
 
 PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {

@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypedDict
 import numpy as np
 
 from kinegraph.agents.protocol import Backend, ImagePart
+from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.types import FrameRecord, Prediction, Sample
 
 
@@ -55,8 +56,10 @@ class RunStats:
 
 @dataclass
 class GraphContext:
-    """Runtime dependencies of a graph run. `backend` is None for VLM-free graphs."""
+    """Runtime dependencies of a graph run. `backend` is None for VLM-free graphs; `tools` batches the
+    GPU tools across the run's groups."""
 
     backend: Backend | None = None
     limiter: asyncio.Semaphore | None = None
     stats: RunStats = field(default_factory=RunStats)
+    tools: ToolBatches = field(default_factory=ToolBatches)

@@ -1,0 +1,56 @@
+"""The run's tool-batching stage: GPU tools called by many concurrent groups run as shared batches.
+
+A graph node asks `context.tools.flow_signals(frames, spec)` for one clip; the stage pools the clips of
+every group in flight into one `dense_flow_signals` call per batch (closing at the spec's frame pairs
+per call, or `BATCH_WAIT_S` after its first clip), so memory stays bounded and the accelerator sees
+large batches. One stage per run (in the run's `GraphContext`), bound to that run's event loop;
+`device` is the run's `--device`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kinegraph.microbatch import MicroBatcher
+
+if TYPE_CHECKING:  # the tools (cv2, torch) load on first use, not with every graph's state
+    from kinegraph.tools.dense_flow import DenseFlowSpec
+    from kinegraph.tools.flow import FlowSignals
+
+BATCH_WAIT_S = 0.02  # a batch waits this long after its first clip for clips of other groups
+
+
+class ToolBatches:
+    """Per-run batchers of the deterministic GPU tools, created on first use."""
+
+    def __init__(self, device: str = "auto") -> None:
+        self.device = device
+        self._flow: dict[DenseFlowSpec, MicroBatcher[np.ndarray, FlowSignals]] = {}
+
+    def flow_spec(self, spec: DenseFlowSpec) -> DenseFlowSpec:
+        """The spec as this run executes it: on the run's device unless the graph named one."""
+        return replace(spec, device=self.device) if spec.device == "auto" else spec
+
+    async def flow_signals(self, frames: np.ndarray, spec: DenseFlowSpec) -> FlowSignals:
+        """Flow signals of one clip (T, H, W, 3), computed together with the other clips in flight."""
+        from kinegraph.tools.dense_flow import dense_flow_signals
+
+        spec = self.flow_spec(spec)
+        batcher = self._flow.get(spec)
+        if batcher is None:
+            max_pairs = spec.pairs_per_call()
+            batcher = MicroBatcher(
+                lambda clips: dense_flow_signals(clips, spec, max_pairs),
+                max_pairs,
+                BATCH_WAIT_S,
+                size=lambda clip: len(clip) - 1,
+            )
+            self._flow[spec] = batcher
+        return await batcher.submit(frames)
+
+    def calls(self) -> int:
+        """Batched tool calls made so far (clips per call is the figure that matters on a GPU)."""
+        return sum(b.calls for b in self._flow.values())
