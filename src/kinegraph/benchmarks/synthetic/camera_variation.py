@@ -27,7 +27,8 @@ class CameraRig:
     Gaussian sigma, `contrast`: gain towards mid-grey (1 = none), `noise_std`: grey levels,
     `jpeg_quality`: 0-100 before the video codec. `bonnet_rows`: share of the image height a static
     bonnet covers (0 = none); `lead_car`: a car ahead at constant distance (static in the image);
-    `clock`: a burned-in timestamp.
+    `clock`: a burned-in timestamp. `asphalt_grain`/`asphalt_seed`: the road texture's fine-grain
+    contrast (1 = the default tile; below 1 smoother, newer asphalt) and its pattern.
     """
 
     camera: PinholeCamera
@@ -39,6 +40,8 @@ class CameraRig:
     bonnet_rows: float = 0.0
     lead_car: bool = False
     clock: bool = False
+    asphalt_grain: float = 1.0
+    asphalt_seed: int = 20180724
 
     def describe(self) -> dict[str, float]:
         """JSON-ready figures for a report."""
@@ -57,12 +60,14 @@ class CameraRig:
             "bonnet_rows": round(self.bonnet_rows, 3),
             "lead_car": self.lead_car,
             "clock": self.clock,
+            "asphalt_grain": round(self.asphalt_grain, 2),
         }
 
 
 def draw_camera(rng: np.random.Generator) -> CameraRig:
     """A camera rig from wide ranges: 55-105 deg HFOV, 1.2-2.4 m high, pitch -2..+6 deg, four resolutions,
-    off-centre principal point, suspension pitch, blur, contrast loss, noise and JPEG quality 40-95."""
+    off-centre principal point, suspension pitch, blur, contrast loss, noise, JPEG quality 40-95, a bonnet,
+    a lead car or a clock (30 % each), and the road texture's grain contrast (0.35-1.4)."""
     width, height = RESOLUTIONS_PX[int(rng.integers(len(RESOLUTIONS_PX)))]
     hfov = math.radians(rng.uniform(55.0, 105.0))
     f_px = width / (2 * math.tan(hfov / 2))
@@ -87,6 +92,8 @@ def draw_camera(rng: np.random.Generator) -> CameraRig:
         bonnet_rows=float(rng.uniform(0.05, 0.15)) if rng.random() < 0.3 else 0.0,
         lead_car=bool(rng.random() < 0.3),
         clock=bool(rng.random() < 0.3),
+        asphalt_grain=float(rng.uniform(0.35, 1.4)),
+        asphalt_seed=int(rng.integers(2**31)),
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from kinegraph.benchmarks.nuscenes import NuScenesTables
 from kinegraph.benchmarks.synthetic.camera_variation import body_pitch_rad, degrade, draw_camera
 from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
-from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
+from kinegraph.benchmarks.synthetic.road_world import asphalt_detail, build_world, ego_lane_offset_m
 from kinegraph.media import write_video
 from kinegraph.tools.kinematics import clip_kinematics
 
@@ -81,6 +82,8 @@ def write_carla_clips(
         offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
         world = build_world(track.xy_m, track.yaw_rad, int(rng.integers(2**31)), lane_offset_m=offset)
         rig = draw_camera(np.random.default_rng([seed, k, 13])) if varied else None
+        if rig is not None:  # another renderer's road texture: its own grain contrast and pattern
+            world = replace(world, detail=asphalt_detail(rig.asphalt_grain, rig.asphalt_seed))
         camera = rig.camera if rig else PinholeCamera.nuscenes_front(width_px, height_px)
         renderer = RoadRenderer(world, camera)
         accel = np.interp(log_t, track.timestamps_s, np.gradient(track.speed_mps, track.timestamps_s))

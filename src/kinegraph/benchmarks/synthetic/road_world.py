@@ -213,12 +213,13 @@ def _periodic_noise(rng: np.random.Generator, n: int, sigma_px: float) -> np.nda
 
 
 @lru_cache(maxsize=1)
-def asphalt_detail() -> tuple[np.ndarray, ...]:
+def asphalt_detail(grain_gain: float = 1.0, seed: int = 20180724) -> tuple[np.ndarray, ...]:
     """Pyramid of the asphalt gain tile (128 = gain 1): fine grain, aggregate speckles, darker patches.
-    One fixed tile serves every world (it is periodic and only carries trackable detail)."""
-    rng = np.random.default_rng(20180724)
+    The default tile serves every world (it is periodic and only carries trackable detail); camera rigs
+    that vary texture statistics draw their own `grain_gain` (fine-grain contrast) and `seed`."""
+    rng = np.random.default_rng(seed)
     n = DETAIL_TILE_PX
-    grain = 0.10 * _periodic_noise(rng, n, 1.0) + 0.07 * _periodic_noise(rng, n, 3.0)
+    grain = grain_gain * (0.10 * _periodic_noise(rng, n, 1.0) + 0.07 * _periodic_noise(rng, n, 3.0))
     speckle = rng.random((n, n))
     grain += np.where(speckle > 0.995, 0.35, 0.0) - np.where(speckle < 0.004, 0.3, 0.0)
     patches = _periodic_noise(rng, n, 40.0)
