@@ -25,9 +25,9 @@ TCOGMAP_MEASURED = {
 
 def test_every_probe_has_a_tool_name():
     from kinegraph.graphs.egodyn_calls import TOOL_NAMES
-    from kinegraph.graphs.egodyn_tools import PROBES
+    from kinegraph.graphs.egodyn_tools import CLIP_PROBES, PROBES
 
-    assert set(TOOL_NAMES) == set(PROBES)
+    assert set(TOOL_NAMES) == set(PROBES) | set(CLIP_PROBES)
 
 
 def test_specs_name_the_probes_and_take_no_arguments():
@@ -42,10 +42,10 @@ def test_specs_name_the_probes_and_take_no_arguments():
 
 
 def test_tools_reveal_each_probe_as_the_text_mode_writes_it():
-    tools = probe_tools(("tcogmap", "vo"), {"vo": VO_MEASURED, "tcogmap": TCOGMAP_MEASURED})
-    assert list(tools) == ["ego_motion_summary", "visual_odometry"]
-    assert tools["ego_motion_summary"][1]({}).splitlines() == [
-        "TCogMap-style ego-motion summary: the ego vehicle is stopping.",
+    tools = probe_tools(("tcogmap_vo", "vo"), {"vo": VO_MEASURED, "tcogmap_vo": TCOGMAP_MEASURED})
+    assert list(tools) == ["ego_motion_summary_from_pixels", "visual_odometry"]
+    assert tools["ego_motion_summary_from_pixels"][1]({}).splitlines() == [
+        "TCogMap-style ego-motion summary from visual odometry (pixels): the ego vehicle is stopping.",
         "  net_yaw_deg: -0.5",
         "  start_disp_px: 6.25",
         "  end_disp_px: 0.1",

@@ -138,3 +138,33 @@ def test_measured_trajectory_beats_vision_with_a_text_only_model(clips: Path, tm
     assert delta.low > 0.2, "the gain's 95% interval is well above zero"
     trace = _predictions(tmp_path / "mt")[0]["trace"]
     assert any("measured" in str(step) for step in trace) or "speed(m/s)" in trace[0]["prompt"]
+
+
+def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: Path) -> None:
+    """TCogMap's Algorithm 1 on the trajectory measured from the video vs on the clip's true poses."""
+    import numpy as np
+
+    from kinegraph.benchmarks import egodyn
+    from kinegraph.graphs.measured_clip import tcogmap_probe
+    from kinegraph.tools.tcogmap import classify_ego_motion
+
+    samples = {s.group: s for s in egodyn.load(str(clips))}
+    agree, classes = 0, set()
+    for clip, sample in samples.items():
+        with np.load(clips / "carla_clips" / "arrays" / f"{clip}.npz") as arrays:
+            t, pos, yaw = arrays["timestamps"], arrays["position"], arrays["yaw"]
+        c, s = np.cos(yaw[0]), np.sin(yaw[0])
+        rel = (pos - pos[0]) @ np.array([[c, -s], [s, c]])
+        half = (yaw - yaw[0]) / 2
+        truth = classify_ego_motion(
+            np.round(t * 1e6),
+            np.column_stack([rel, np.zeros(len(t))]),
+            np.column_stack([np.cos(half), np.zeros(len(t)), np.zeros(len(t)), np.sin(half)]),
+        )
+        measured = tcogmap_probe(sample)
+        assert measured["summary"].startswith("the ego vehicle is ") and measured["answers"] == {}
+        assert measured["camera"]["source"] == "data"
+        agree += measured["motion_class"] == truth
+        classes.add(truth)
+    assert len(classes) >= 3  # the clips cover turns, straight driving and speed changes
+    assert agree >= len(samples) - 2, f"{agree} of {len(samples)} clips agree with TCogMap on true poses"

@@ -15,6 +15,7 @@ from text_reader_model import text_reader
 from tool_caller_model import conversation_text, has_tool_result, tool_caller
 
 OFFERED = {"visual_odometry", "optical_flow", "ego_motion_summary"}
+MEASURED_TITLE = "TCogMap ego-motion summary of the measured metric trajectory: the ego vehicle is "
 CALLS = {"mode": "calls"}
 
 
@@ -101,7 +102,7 @@ def test_calls_mode_sends_tools_runs_the_calls_and_beats_blind_vision(rendered, 
     speed = next(p for p in _predictions(tmp_path / "calls") if p["question_id"] == "speed_regime")
     summary_call = next(e for e in speed["trace"] if "tool" in e)
     assert summary_call["tool"] == "ego_motion_summary"
-    assert summary_call["output"].startswith("TCogMap-style ego-motion summary: the ego vehicle is ")
+    assert summary_call["output"].startswith(MEASURED_TITLE)
 
     # on the six questions the probes measure, the same blind reader gains from what it asked for
     vision, _ = vision_run
@@ -228,7 +229,7 @@ def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp
     assert all("tools" not in b for b in bodies)
     text = conversation_text(bodies[0])
     assert "Measurements from deterministic motion tools" in text
-    assert "\nTCogMap-style ego-motion summary: the ego vehicle is " in text
+    assert f"\n{MEASURED_TITLE}" in text and "max_speed: " in text
 
 
 def test_bad_mode_and_probe_names_are_rejected_at_build_time():

@@ -79,18 +79,19 @@ def test_ray_cast_drives_of_known_motion_read_as_that_class(poses, want):
 
 def test_probe_shares_one_vo_pass_and_reports_the_summary():
     from kinegraph.graphs.egodyn_prompts import describe_probe
-    from kinegraph.graphs.egodyn_tools import measure_probes, tcogmap_measurement
+    from kinegraph.graphs.egodyn_tools import measure_probes, tcogmap_vo_measurement
 
     frames = render_clip(drive(10, 1.0, np.radians(2.0)))
-    measured = measure_probes(("vo", "tcogmap"), frames)
-    tcogmap = measured["tcogmap"]
-    assert tcogmap == tcogmap_measurement(frames)  # shared VO pass, same result as running it alone
+    measured = measure_probes(("vo", "tcogmap_vo"), frames)
+    tcogmap = measured["tcogmap_vo"]
+    assert tcogmap == tcogmap_vo_measurement(frames)  # shared VO pass, same result as running it alone
     assert tcogmap["answers"] == {} and tcogmap["motion_class"] == "Turn left"
     assert tcogmap["signals"]["net_yaw_deg"] == pytest.approx(
         sum(measured["vo"]["signals"]["yaw_deg"]), abs=0.02
     )
-    text = describe_probe("tcogmap", tcogmap)
-    assert text.splitlines()[0] == "TCogMap-style ego-motion summary: the ego vehicle is turning to the left."
+    text = describe_probe("tcogmap_vo", tcogmap)
+    title = "TCogMap-style ego-motion summary from visual odometry (pixels)"
+    assert text.splitlines()[0] == f"{title}: the ego vehicle is turning to the left."
     assert "  n_pairs: 9" in text.splitlines()
     with pytest.raises(ValueError, match="unknown probe"):
         measure_probes(("vo", "lidar"), frames)

@@ -218,12 +218,18 @@ def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> Co
 
 
 def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
-    """Measure the clip with the frame probes (VO, flow, TCogMap-style summary); keep each as text too."""
+    """Measure the clip with the probes (VO, flow, TCogMap on the measured trajectory); keep each as text
+    too. A clip a probe cannot measure fails its questions (counted as errors), never asks without it."""
 
     async def measure(state: GroupState) -> dict[str, Any]:
+        from kinegraph.errors import DataError
         from kinegraph.graphs.egodyn_tools import measure_probes
 
-        measured = await asyncio.to_thread(measure_probes, probes, state["frames"])
+        sample = state["samples"][0]
+        try:
+            measured = await asyncio.to_thread(measure_probes, probes, state["frames"], sample)
+        except (DataError, OSError, ValueError) as exc:
+            raise ValueError(f"probes {list(probes)} on {sample.group}: {exc}") from exc
         text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
         return {"measurements": {"tools": text, "probes": measured}}
 

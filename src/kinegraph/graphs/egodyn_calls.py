@@ -24,6 +24,7 @@ TOOL_NAMES = {
     "flow": "optical_flow",
     "gpu_flow": "dense_optical_flow",
     "tcogmap": "ego_motion_summary",
+    "tcogmap_vo": "ego_motion_summary_from_pixels",
 }
 DESCRIPTIONS = {
     "vo": "Visual odometry of this clip (KLT feature tracks + essential matrix, between consecutive "
@@ -36,9 +37,13 @@ DESCRIPTIONS = {
     "gpu_flow": "Dense optical flow of this clip (Horn-Schunck, between consecutive frames): per-pair "
     "turn, expansion and magnitude signals in pixels, and what these imply for the turn, speed-trend, "
     "heading-change, lateral-acceleration, stop-and-go and brake-then-turn questions.",
-    "tcogmap": "A one-line TCogMap-style summary of the ego vehicle's motion in this clip (stopped, "
+    "tcogmap": "TCogMap's one-line summary of the ego vehicle's motion in this clip (stopped, turning "
+    "left or right, changing lane, starting, stopping, or moving forward at a constant speed), computed "
+    "from the ego trajectory measured from the frames in metres and seconds (ground-plane visual "
+    "odometry), with the start and end speed, net heading change, distance and peak kinematics it read.",
+    "tcogmap_vo": "A one-line TCogMap-style summary of the ego vehicle's motion in this clip (stopped, "
     "turning left or right, starting, stopping, or moving forward at a constant speed), derived from "
-    "visual odometry, with the net heading change and image motion it read.",
+    "visual odometry in pixels (no metric scale), with the net heading change and image motion it read.",
 }
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 

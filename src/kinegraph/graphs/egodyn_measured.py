@@ -19,57 +19,9 @@ from langgraph.runtime import Runtime
 from kinegraph.errors import DataError
 from kinegraph.graphs.egodyn import Encoding, _vlm_graph, trajectory_blocks
 from kinegraph.graphs.egodyn_tools import answer_from
+from kinegraph.graphs.measured_clip import measure_clip
 from kinegraph.graphs.nodes import record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
-from kinegraph.media import load_frames
-from kinegraph.tools.camera_model import CameraModel, camera_from_options, camera_from_row
-from kinegraph.types import Sample
-
-
-def clip_camera(
-    sample: Sample,
-    width_px: int,
-    height_px: int,
-    *,
-    focal_px: float | None = None,
-    camera_height_m: float | None = None,
-    pitch_deg: float | None = None,
-) -> CameraModel:
-    """The clip's camera: the data's (`context["camera"]`), else the graph options, else CARLA defaults."""
-    row = sample.context.get("camera")
-    if isinstance(row, dict):
-        return camera_from_row(row, where=f"clip {sample.group} camera")
-    return camera_from_options(
-        width_px, height_px, focal_px=focal_px, camera_height_m=camera_height_m, pitch_deg=pitch_deg
-    )
-
-
-def measure_clip(sample: Sample, camera_options: dict[str, float | None], num_frames: int | None) -> dict:
-    """Decode the clip, measure its trajectory, run the official kinematics and oracle (a worker thread)."""
-    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
-    from kinegraph.tools.oracle import label_clip
-
-    frames, record = load_frames(sample.media, num_frames)
-    if len(record.timestamps_s) != len(frames):
-        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
-    camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
-    trajectory = estimate_trajectory(frames, record.timestamps_s, camera)
-    kinematics = measured_kinematics(trajectory)
-    return {
-        "record": record,
-        "kinematics": kinematics,
-        "measured": {
-            "answers": label_clip(kinematics.arrays(), features=kinematics.features),
-            "signals": {
-                "trajectory": trajectory.summary(),
-                "features": {k: round(v, 4) for k, v in kinematics.features.items()},
-                "kinematics": {
-                    key: [round(float(v), 4) for v in getattr(kinematics, key)]
-                    for key in ("timestamps", "speed", "accel", "yaw_rate", "jerk")
-                },
-            },
-        },
-    }
 
 
 async def _measure(state: GroupState, runtime: Runtime[GraphContext], options: dict, num_frames: int | None):

@@ -75,7 +75,8 @@ PROBE_TITLES = {
     "vo": "Visual odometry (KLT tracks + essential matrix) between consecutive frames",
     "flow": "Dense optical flow (Farneback) between consecutive frames",
     "gpu_flow": "Dense optical flow (Horn-Schunck) between consecutive frames",
-    "tcogmap": "TCogMap-style ego-motion summary",
+    "tcogmap": "TCogMap ego-motion summary of the measured metric trajectory",
+    "tcogmap_vo": "TCogMap-style ego-motion summary from visual odometry (pixels)",
 }
 
 

@@ -15,6 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.graphs.egodyn import load_arrays
+from kinegraph.graphs.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
@@ -125,8 +126,9 @@ def vo_from_signals(signals: VOSignals) -> dict[str, Any]:
     return {"answers": vo_answers(signals), "signals": rounded}
 
 
-def tcogmap_measurement(frames: Any) -> dict[str, Any]:
-    """Non-official: a TCogMap-style ego-motion summary of the clip from its VO signals."""
+def tcogmap_vo_measurement(frames: Any) -> dict[str, Any]:
+    """Non-official: a TCogMap-style ego-motion summary of the clip from its VO signals (pixels, no
+    metric scale; the `tcogmap_vo` probe). The `tcogmap` probe reads the measured metric trajectory."""
     from kinegraph.tools.vo import vo_signals
 
     return tcogmap_from_signals(vo_signals(frames))
@@ -215,29 +217,43 @@ PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {
     "vo": vo_measurement,
     "flow": flow_measurement,
     "gpu_flow": gpu_flow_measurement,
-    "tcogmap": tcogmap_measurement,
+    "tcogmap_vo": tcogmap_vo_measurement,
 }
+#: Probes that read the whole clip (every frame, its timestamps and camera), not the decoded frames.
+CLIP_PROBES: dict[str, Callable[[Sample], dict[str, Any]]] = {"tcogmap": tcogmap_probe}
 #: Probes that read the VO signals: run together, they share one VO pass over the frames.
 FROM_VO_SIGNALS: dict[str, Callable[[VOSignals], dict[str, Any]]] = {
     "vo": vo_from_signals,
-    "tcogmap": tcogmap_from_signals,
+    "tcogmap_vo": tcogmap_from_signals,
 }
 
 
-def measure_probes(names: Sequence[str], frames: Any) -> dict[str, dict[str, Any]]:
-    """Run the named probes on one clip's frames (T, H, W, 3); VO runs once for all probes that read it."""
-    unknown = [n for n in names if n not in PROBES]
+def measure_probes(
+    names: Sequence[str], frames: Any, sample: Sample | None = None
+) -> dict[str, dict[str, Any]]:
+    """Run the named probes on one clip's frames (T, H, W, 3); VO runs once for all probes that read it.
+    Clip probes (`CLIP_PROBES`) measure `sample`'s whole clip and need it."""
+    unknown = [n for n in names if n not in PROBES and n not in CLIP_PROBES]
     if unknown:
-        raise ValueError(f"unknown probe(s) {unknown}; known: {sorted(PROBES)}")
+        raise ValueError(f"unknown probe(s) {unknown}; known: {sorted({*PROBES, *CLIP_PROBES})}")
+    if sample is None and any(n in CLIP_PROBES for n in names):
+        raise ValueError(
+            f"probe(s) {[n for n in names if n in CLIP_PROBES]} measure the whole clip: pass its sample"
+        )
     shared = None
     if sum(n in FROM_VO_SIGNALS for n in names) > 1:
         from kinegraph.tools.vo import vo_signals
 
         shared = vo_signals(frames)
-    return {
-        n: FROM_VO_SIGNALS[n](shared) if shared is not None and n in FROM_VO_SIGNALS else PROBES[n](frames)
-        for n in names
-    }
+    out = {}
+    for n in names:
+        if n in CLIP_PROBES:
+            out[n] = CLIP_PROBES[n](sample)  # type: ignore[arg-type]
+        elif shared is not None and n in FROM_VO_SIGNALS:
+            out[n] = FROM_VO_SIGNALS[n](shared)
+        else:
+            out[n] = PROBES[n](frames)
+    return out
 
 
 for _builder in (build_vo, build_flow, build_gpu_flow):

@@ -1,0 +1,108 @@
+"""One EgoDyn clip measured from its frames: every frame -> metric ego trajectory -> official kinematics,
+oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_trajectory` and the
+`tcogmap` probe of `egodyn.tools`; plain functions run in a worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kinegraph.errors import DataError
+from kinegraph.media import load_frames
+from kinegraph.tools.camera_model import CameraModel, camera_from_options, camera_from_row
+from kinegraph.types import Sample
+
+
+def clip_camera(
+    sample: Sample,
+    width_px: int,
+    height_px: int,
+    *,
+    focal_px: float | None = None,
+    camera_height_m: float | None = None,
+    pitch_deg: float | None = None,
+) -> CameraModel:
+    """The clip's camera: the data's (`context["camera"]`), else the graph options, else CARLA defaults."""
+    row = sample.context.get("camera")
+    if isinstance(row, dict):
+        return camera_from_row(row, where=f"clip {sample.group} camera")
+    return camera_from_options(
+        width_px, height_px, focal_px=focal_px, camera_height_m=camera_height_m, pitch_deg=pitch_deg
+    )
+
+
+def measure_clip(sample: Sample, camera_options: dict[str, float | None], num_frames: int | None) -> dict:
+    """Decode the clip, measure its trajectory, run the official kinematics and oracle (a worker thread)."""
+    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
+    from kinegraph.tools.oracle import label_clip
+
+    frames, record = load_frames(sample.media, num_frames)
+    if len(record.timestamps_s) != len(frames):
+        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
+    camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
+    trajectory = estimate_trajectory(frames, record.timestamps_s, camera)
+    kinematics = measured_kinematics(trajectory)
+    return {
+        "record": record,
+        "kinematics": kinematics,
+        "measured": {
+            "answers": label_clip(kinematics.arrays(), features=kinematics.features),
+            "signals": {
+                "trajectory": trajectory.summary(),
+                "features": {k: round(v, 4) for k, v in kinematics.features.items()},
+                "kinematics": {
+                    key: [round(float(v), 4) for v in getattr(kinematics, key)]
+                    for key in ("timestamps", "speed", "accel", "yaw_rate", "jerk")
+                },
+            },
+        },
+    }
+
+
+#: clip features (official kinematics of the measured trajectory) the `tcogmap` probe reports
+TCOGMAP_FEATURES = (
+    "mean_speed",
+    "max_speed",
+    "min_accel",
+    "max_accel",
+    "max_abs_yaw_rate",
+    "max_lateral_accel",
+)
+
+
+def measured_tcogmap(measured: dict[str, Any], trajectory_summary: dict[str, Any]) -> dict[str, Any]:
+    """TCogMap's Algorithm 1 (official rules, metric poses) on a measured trajectory: the `tcogmap`
+    probe of `egodyn.tools`, with the metric figures it read."""
+    import numpy as np
+
+    from kinegraph.tools.tcogmap import classify_ego_motion, motion_phrase
+
+    t = np.asarray(trajectory_summary["timestamps_s"])
+    yaw = np.radians(trajectory_summary["yaw_deg"])
+    translation = np.column_stack([trajectory_summary["x_m"], trajectory_summary["y_m"], np.zeros(len(t))])
+    rotation = np.column_stack([np.cos(yaw / 2), np.zeros(len(t)), np.zeros(len(t)), np.sin(yaw / 2)])
+    motion_class = classify_ego_motion(np.round(t * 1e6), translation, rotation)
+    speed = trajectory_summary["speed_mps"]
+    features = measured["signals"]["features"]
+    figures = {
+        "start_speed_mps": speed[0],
+        "end_speed_mps": speed[-1],
+        "net_heading_change_deg": round(float(trajectory_summary["yaw_deg"][-1]), 2),
+        "distance_m": round(float(np.hypot(translation[-1, 0], translation[-1, 1])), 2),
+        "mean_confidence": round(float(np.mean(trajectory_summary["confidence"])), 3),
+    }
+    figures.update({k: features[k] for k in TCOGMAP_FEATURES})
+    return {
+        "answers": {},
+        "summary": f"the ego vehicle is {motion_phrase(motion_class)}",
+        "motion_class": motion_class,
+        "signals": figures,
+        "camera": trajectory_summary["camera"],
+    }
+
+
+def tcogmap_probe(sample: Sample) -> dict[str, Any]:
+    """The `tcogmap` probe: every frame of the clip -> measured trajectory -> TCogMap (a worker thread).
+    Raises DataError/ValueError when the clip cannot be measured: the caller fails the clip's questions."""
+    out = measure_clip(sample, {}, None)
+    return measured_tcogmap(out["measured"], out["measured"]["signals"]["trajectory"])
