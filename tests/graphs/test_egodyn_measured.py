@@ -168,3 +168,25 @@ def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: 
         classes.add(truth)
     assert len(classes) >= 3  # the clips cover turns, straight driving and speed changes
     assert agree >= len(samples) - 2, f"{agree} of {len(samples)} clips agree with TCogMap on true poses"
+
+
+def test_dense_correspondences_run_through_the_tool_batching_stage(clips: Path, tmp_path: Path) -> None:
+    """`correspondences=raft_small` (random weights from a real checkpoint file): the clips' flow goes
+    through the run's batching stage; whatever the untrained net gives is measured or recorded, never lost."""
+    import torch
+
+    from kinegraph.tools.raft import build_raft
+
+    torch.manual_seed(0)
+    weights = tmp_path / "raft_small.pth"
+    torch.save(build_raft("small").state_dict(), weights)
+    summary = _run(
+        clips, tmp_path / "raft", "egodyn.measured", limit=28, device="cpu",
+        options={"correspondences": "raft_small", "weights": str(weights)},
+    )  # fmt: skip
+    assert summary.n_predictions == 28 and set(summary.status_counts) <= {"ok", "input_error"}
+    assert summary.tool_calls >= 1
+    for pred in _predictions(tmp_path / "raft"):
+        assert pred["status"] == "ok" or "measuring the ego trajectory" in pred["error"]
+    with pytest.raises(ValueError, match="correspondences must be 'lk' or one of"):
+        _run(clips, tmp_path / "bad", "egodyn.measured", options={"correspondences": "sift"})

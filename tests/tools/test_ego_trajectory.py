@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -122,3 +123,38 @@ def test_intrinsics_for_another_resolution_are_refused() -> None:
         estimate_trajectory(frames, [0.0, 0.1, 0.2], camera_from_row(
             {"fx": 1266.0, "fy": 1266.0, "cx": 816.0, "cy": 491.0, "height_m": 1.5}
         ))  # fmt: skip
+
+
+def _exact_road_flows(
+    camera: PinholeCamera, xy: np.ndarray, yaw: np.ndarray, scale: float
+) -> list[np.ndarray]:
+    """Per pair, the flow field (h, w, 2) at `scale` of the image that the road plane would show under
+    the true motion of the camera (mounted `mount_forward_m` ahead of the ego origin)."""
+    from kinegraph.tools.ground_tracks import road_homography
+
+    cam = model_of(camera).scaled(scale)
+    shape = (round(camera.height_px * scale), round(camera.width_px * scale))
+    ahead = camera.mount_forward_m * np.column_stack([np.cos(yaw), np.sin(yaw)])
+    centre = xy + ahead
+    grid = np.stack(np.meshgrid(np.arange(shape[1]), np.arange(shape[0])), axis=-1).astype(np.float64)
+    flows = []
+    for k in range(len(xy) - 1):
+        c, s = math.cos(yaw[k]), math.sin(yaw[k])
+        step = np.array([[c, s], [-s, c]]) @ (centre[k + 1] - centre[k])
+        h = road_homography(shape, cam, float(cam.pitch_rad), np.array([*step, yaw[k + 1] - yaw[k]]))
+        moved = cv2.perspectiveTransform(grid.reshape(-1, 1, 2), h).reshape(grid.shape)
+        flows.append((moved - grid).astype(np.float32))
+    return flows
+
+
+@pytest.mark.parametrize(("maneuver", "turn"), [("left_turn", "left"), ("brake", "straight")])
+def test_dense_flow_correspondences_recover_the_motion(maneuver: str, turn: str) -> None:
+    """Road correspondences from a dense flow field (as RAFT gives) instead of LK tracks."""
+    frames, t, xy, yaw = render(maneuver, 5, CAMERA)
+    flows = _exact_road_flows(CAMERA, xy, yaw, scale=0.5)  # at half resolution, like a flow net's width
+    measured = estimate_trajectory(frames, t, model_of(CAMERA), flows=flows)
+    true_speed = np.linalg.norm(np.diff(xy, axis=0), axis=1) * RATE_HZ
+    np.testing.assert_allclose(measured.speed_mps(), true_speed, rtol=0.05, atol=0.05)
+    assert label_clip(measured_kinematics(measured).arrays())["yaw_rate_turn_direction"] == turn
+    with pytest.raises(ValueError, match="one \\(h, w, 2\\) flow field per frame pair"):
+        estimate_trajectory(frames, t, model_of(CAMERA), flows=flows[:-1])

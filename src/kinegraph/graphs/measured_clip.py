@@ -5,12 +5,15 @@ oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import CameraModel, camera_from_options, camera_from_row
-from kinegraph.types import Sample
+from kinegraph.types import FrameRecord, Sample
 
 
 def clip_camera(
@@ -31,16 +34,29 @@ def clip_camera(
     )
 
 
-def measure_clip(sample: Sample, camera_options: dict[str, float | None], num_frames: int | None) -> dict:
-    """Decode the clip, measure its trajectory, run the official kinematics and oracle (a worker thread)."""
-    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
-    from kinegraph.tools.oracle import label_clip
-
+def decode_clip(sample: Sample, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:
+    """The clip's frames (all when `num_frames` is None) and their record, which must carry times."""
     frames, record = load_frames(sample.media, num_frames)
     if len(record.timestamps_s) != len(frames):
         raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
+    return frames, record
+
+
+def measure_clip(
+    sample: Sample,
+    camera_options: dict[str, float | None],
+    num_frames: int | None,
+    decoded: tuple[np.ndarray, FrameRecord] | None = None,
+    flows: Sequence[np.ndarray] | None = None,
+) -> dict:
+    """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
+    run the official kinematics and oracle (a worker thread)."""
+    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
+    from kinegraph.tools.oracle import label_clip
+
+    frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
-    trajectory = estimate_trajectory(frames, record.timestamps_s, camera)
+    trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
     kinematics = measured_kinematics(trajectory)
     return {
         "record": record,
@@ -73,8 +89,6 @@ TCOGMAP_FEATURES = (
 def measured_tcogmap(measured: dict[str, Any], trajectory_summary: dict[str, Any]) -> dict[str, Any]:
     """TCogMap's Algorithm 1 (official rules, metric poses) on a measured trajectory: the `tcogmap`
     probe of `egodyn.tools`, with the metric figures it read."""
-    import numpy as np
-
     from kinegraph.tools.tcogmap import classify_ego_motion, motion_phrase
 
     t = np.asarray(trajectory_summary["timestamps_s"])

@@ -64,30 +64,60 @@ def _raft(variant: str, weights: str | None, device: str) -> torch.nn.Module:
     return load_raft(variant, weights).to(device).eval()  # type: ignore[arg-type]
 
 
-def _raft_signals(clips: Sequence[np.ndarray], spec: DenseFlowSpec, batch_pairs: int) -> list[FlowSignals]:
+def _pair_fields(a: np.ndarray, b: np.ndarray, spec: DenseFlowSpec, batch_pairs: int) -> np.ndarray:
+    """Flow (N, h, w, 2) px at the working resolution from frames a to b (N, H, W, 3), one size."""
     import torch
 
-    from kinegraph.tools.gpu_flow import resolve_device, signals_from_flow
-    from kinegraph.tools.raft import raft_flow
+    from kinegraph.tools.gpu_flow import horn_schunck, preprocess_gray, resolve_device
 
     device = resolve_device(spec.device)
-    model = _raft(spec.method.removeprefix("raft_"), spec.weights, str(device))
+    if spec.method != "horn_schunck":
+        from kinegraph.tools.raft import raft_flow
+
+        model = _raft(spec.method.removeprefix("raft_"), spec.weights, str(device))
+        return raft_flow(model, a, b, device=device, batch_size=batch_pairs, max_width_px=spec.max_width_px)
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(a), batch_pairs):
+            stop = start + batch_pairs
+            prev = preprocess_gray(torch.from_numpy(a[start:stop]).to(device), spec.max_width_px)
+            nxt = preprocess_gray(torch.from_numpy(b[start:stop]).to(device), spec.max_width_px)
+            out.append(horn_schunck(prev, nxt).permute(0, 2, 3, 1).cpu().numpy())
+    return np.concatenate(out).astype(np.float32)
+
+
+def dense_flow_fields(
+    clips: Sequence[np.ndarray], spec: DenseFlowSpec, batch_pairs: int | None = None
+) -> list[np.ndarray]:
+    """Flow fields per clip, (T-1, h, w, 2) px [dx, dy] at the working resolution (width at most
+    `spec.max_width_px`), consecutive frames of every clip of one size solved in shared batches."""
+    batch = batch_pairs or spec.pairs_per_call()
     frames = [as_clip(c) for c in clips]
     by_shape: dict[tuple[int, ...], list[int]] = {}
     for index, clip in enumerate(frames):
         by_shape.setdefault(clip.shape[1:], []).append(index)
-    out: list[FlowSignals | None] = [None] * len(frames)
-    for owners in by_shape.values():  # one call per frame size: pairs of every clip of that size
+    out: list[np.ndarray] = [np.zeros(0)] * len(frames)
+    for owners in by_shape.values():  # one call per frame size: the pairs of every clip of that size
         a = np.concatenate([frames[i][:-1] for i in owners])
         b = np.concatenate([frames[i][1:] for i in owners])
-        flow = raft_flow(model, a, b, device=device, batch_size=batch_pairs, max_width_px=spec.max_width_px)
-        table = signals_from_flow(torch.from_numpy(flow).permute(0, 3, 1, 2)).to(torch.float64).numpy()
+        fields = _pair_fields(a, b, spec, batch)
         start = 0
         for i in owners:
-            rows = table[start : start + len(frames[i]) - 1]
-            out[i] = FlowSignals(rows[:, 0], rows[:, 1], rows[:, 2])
+            out[i] = fields[start : start + len(frames[i]) - 1]
             start += len(frames[i]) - 1
-    return [s for s in out if s is not None]
+    return out
+
+
+def _raft_signals(clips: Sequence[np.ndarray], spec: DenseFlowSpec, batch_pairs: int) -> list[FlowSignals]:
+    import torch
+
+    from kinegraph.tools.gpu_flow import signals_from_flow
+
+    out = []
+    for fields in dense_flow_fields(clips, spec, batch_pairs):
+        table = signals_from_flow(torch.from_numpy(fields).permute(0, 3, 1, 2)).to(torch.float64).numpy()
+        out.append(FlowSignals(table[:, 0], table[:, 1], table[:, 2]))
+    return out
 
 
 def dense_flow_signals(

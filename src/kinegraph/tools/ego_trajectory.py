@@ -22,7 +22,7 @@ from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
-from kinegraph.tools.ground_tracks import coarse_step_m, match_pair, static_pixels
+from kinegraph.tools.ground_tracks import coarse_step_m, match_pair, match_with_flow, static_pixels
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
@@ -114,9 +114,14 @@ def _check_inputs(frames: np.ndarray, timestamps_s: Sequence[float]) -> tuple[np
 
 
 def track_clip(
-    frames: np.ndarray, timestamps_s: np.ndarray, camera: CameraModel, seed: int = 0
+    frames: np.ndarray,
+    timestamps_s: np.ndarray,
+    camera: CameraModel,
+    seed: int = 0,
+    flows: Sequence[np.ndarray] | None = None,
 ) -> tuple[list[PairFit | None], CameraModel]:
-    """RANSAC road motion for every consecutive frame pair, each predicted from the last one."""
+    """RANSAC road motion for every consecutive frame pair: road corners tracked by LK, each pair
+    predicted from the last one, or moved by the given dense `flows` (one (h, w, 2) field per pair)."""
     grays, cam = _grays(frames, camera)
     dt = np.diff(timestamps_s)
     win = 21 if grays[0].shape[1] <= 700 else 25
@@ -127,6 +132,10 @@ def track_clip(
     matches = []
     guess = None
     for k in range(len(grays) - 1):
+        if flows is not None:
+            matches.append(match_with_flow(grays[k], flows[k], cam, pitch, static))
+            fits.append(ransac_pair(matches[-1], cam, pitch, rng))
+            continue
         if guess is None:  # first pair, or the last one failed: search the forward step afresh
             max_step = MAX_SPEED_MPS * float(dt[k])
             step = coarse_step_m(grays[k], grays[k + 1], cam, pitch, max_step, static)
@@ -174,20 +183,32 @@ def confidence_of(motion: ClipMotion) -> np.ndarray:
 
 
 def estimate_trajectory(
-    frames: np.ndarray, timestamps_s: Sequence[float], camera: CameraModel, *, seed: int = 0
+    frames: np.ndarray,
+    timestamps_s: Sequence[float],
+    camera: CameraModel,
+    *,
+    seed: int = 0,
+    flows: Sequence[np.ndarray] | None = None,
 ) -> EgoTrajectory:
     """The ego trajectory of a clip (T, H, W, 3) RGB uint8 at `timestamps_s` (T,) seen by `camera`.
 
-    `camera` is at the frames' resolution. Raises ValueError when no frame pair has enough tracked
-    road (a blank, frozen-sky or corrupt clip): a measurement is never silently zero.
+    `camera` is at the frames' resolution. `flows`: dense correspondences instead of LK tracks, one
+    flow field (h, w, 2) px at its own resolution per consecutive pair (e.g. RAFT's,
+    `tools.dense_flow.dense_flow_fields`). Raises ValueError when too few frame pairs have enough
+    tracked road (a blank, frozen-sky or corrupt clip): a measurement is never silently zero.
     """
     frames, t = _check_inputs(frames, timestamps_s)
+    if flows is not None and (
+        len(flows) != len(frames) - 1 or any(np.ndim(f) != 3 or np.shape(f)[-1] != 2 for f in flows)
+    ):
+        shapes = [np.shape(f) for f in flows]
+        raise ValueError(f"need one (h, w, 2) flow field per frame pair ({len(frames) - 1}), got {shapes}")
     if camera.cx_px > frames.shape[2] or camera.cy_px > frames.shape[1]:
         raise ValueError(
             f"camera principal point ({camera.cx_px:.0f}, {camera.cy_px:.0f}) lies outside the "
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
-    fits, cam = track_clip(frames, t, camera, seed)
+    fits, cam = track_clip(frames, t, camera, seed, flows)
     if sum(f is not None for f in fits) < max(1, len(fits) // 3):
         raise ValueError(
             f"only {sum(f is not None for f in fits)} of {len(fits)} frame pairs show enough tracked road "

@@ -131,6 +131,45 @@ def coarse_step_m(
     return best
 
 
+def road_corners(
+    gray_a: np.ndarray, camera: CameraModel, pitch_rad: float, static: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Shi-Tomasi corners (N, 2) float32 on the road below the horizon, None when fewer than 6."""
+    min_distance = max(5, round(gray_a.shape[1] / 90))
+    mask = road_mask(gray_a.shape, camera, pitch_rad, static)
+    corners = cv2.goodFeaturesToTrack(gray_a, MAX_CORNERS, 0.005, min_distance, mask=mask, blockSize=7)
+    if corners is None or len(corners) < 6:
+        return None
+    return corners.reshape(-1, 2).astype(np.float32)
+
+
+def match_with_flow(
+    gray_a: np.ndarray,
+    flow_px: np.ndarray,
+    camera: CameraModel,
+    pitch_rad: float,
+    static: np.ndarray | None = None,
+) -> PairMatches:
+    """Road corners of grey frame a and where a dense flow field moves them in frame b.
+
+    `flow_px` (h, w, 2) [dx, dy] is in pixels of its own resolution (e.g. RAFT's working width); it is
+    resized to frame a's. The road model's RANSAC, not a forward-backward check, rejects bad vectors.
+    """
+    height_px, width_px = gray_a.shape
+    a_px = road_corners(gray_a, camera, pitch_rad, static)
+    if a_px is None:
+        empty = np.zeros((0, 2))
+        return PairMatches(empty, empty)
+    sx, sy = width_px / flow_px.shape[1], height_px / flow_px.shape[0]
+    full = cv2.resize(flow_px.astype(np.float32), (width_px, height_px), interpolation=cv2.INTER_LINEAR)
+    full *= np.array([sx, sy], np.float32)
+    xs, ys = a_px[:, :1], a_px[:, 1:]
+    moved = cv2.remap(full, xs, ys, cv2.INTER_LINEAR).reshape(-1, 2)
+    b_px = a_px.astype(np.float64) + moved
+    inside = np.all((b_px >= 0) & (b_px <= [width_px - 1, height_px - 1]), axis=1)
+    return PairMatches(a_px[inside].astype(np.float64), b_px[inside])
+
+
 def match_pair(
     gray_a: np.ndarray,
     gray_b: np.ndarray,
@@ -144,19 +183,10 @@ def match_pair(
     """Track road corners of grey frame a into grey frame b through the road homography of
     `motion_guess` (LK refines the residual on the pre-warped frame b)."""
     height_px, width_px = gray_a.shape
-    min_distance = max(5, round(width_px / 90))
-    corners = cv2.goodFeaturesToTrack(
-        gray_a,
-        MAX_CORNERS,
-        0.005,
-        min_distance,
-        mask=road_mask(gray_a.shape, camera, pitch_rad, static),
-        blockSize=7,
-    )
-    if corners is None or len(corners) < 6:
+    a_px = road_corners(gray_a, camera, pitch_rad, static)
+    if a_px is None:
         empty = np.zeros((0, 2), np.float32)
         return PairMatches(empty, empty)
-    a_px = corners.reshape(-1, 2).astype(np.float32)
     homography = road_homography(gray_a.shape, camera, pitch_rad, motion_guess)
     warped = warp_to_a(gray_b, homography)  # the residual is small: few pyramid levels suffice
     params = {"winSize": (win_px, win_px), "maxLevel": levels, "criteria": _LK_CRITERIA}
