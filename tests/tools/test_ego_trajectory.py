@@ -158,3 +158,22 @@ def test_dense_flow_correspondences_recover_the_motion(maneuver: str, turn: str)
     assert label_clip(measured_kinematics(measured).arrays())["yaw_rate_turn_direction"] == turn
     with pytest.raises(ValueError, match="one \\(h, w, 2\\) flow field per frame pair"):
         estimate_trajectory(frames, t, model_of(CAMERA), flows=flows[:-1])
+
+
+def test_steady_speed_reports_noise_level_acceleration_as_constant() -> None:
+    from kinegraph.tools.ego_trajectory import STEADY_ACCEL_MAX_MPS2, steady_speed
+
+    mid = np.arange(30) / RATE_HZ + 0.05
+    wobble = 10.0 + 0.01 * np.sin(2 * np.pi * mid / 3.0)  # 2 cm/s: below the measurement's resolution
+    np.testing.assert_array_equal(steady_speed(mid, wobble), np.full(30, wobble.mean()))
+    braking = 10.0 - 0.2 * mid  # "low" braking (-0.2 m/s^2) is real and kept
+    np.testing.assert_array_equal(steady_speed(mid, braking), braking)
+    assert STEADY_ACCEL_MAX_MPS2 < 0.18  # the floor stays below braking's "low" threshold
+
+
+def test_cruise_is_measured_at_constant_speed() -> None:
+    frames, t, xy, yaw = render("cruise", 7, CAMERA)
+    answers = label_clip(measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA))).arrays())
+    truth = label_clip(clip_kinematics(t, xy, yaw).arrays())
+    for question in ("contrastive_sequence", "braking_intensity", "speed_peak_half", "driving_smoothness"):
+        assert answers[question] == truth[question], question

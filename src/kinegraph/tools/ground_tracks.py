@@ -54,7 +54,9 @@ def road_mask(
     return mask
 
 
-def static_pixels(grays: list[np.ndarray], camera: CameraModel, pitch_rad: float) -> np.ndarray | None:
+def static_pixels(
+    grays: list[np.ndarray], camera: CameraModel, pitch_rad: float, margin_px: int = 0
+) -> np.ndarray | None:
     """bool (H, W): pixels that stay the same in every frame while the road below the horizon changes: a
     bonnet, a dashboard, burned-in text, a car ahead keeping its distance. None when the road itself is
     still (the ego stands) or nothing is static."""
@@ -65,7 +67,8 @@ def static_pixels(grays: list[np.ndarray], camera: CameraModel, pitch_rad: float
     share = float(still[road].mean()) if road.any() else 1.0
     if share == 0.0 or share > MAX_STATIC_SHARE:
         return None
-    still = cv2.dilate(still.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    grow = 1 + int(np.ceil(margin_px / 4))  # at quarter resolution
+    still = cv2.dilate(still.astype(np.uint8), np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)).astype(bool)
     size = (grays[0].shape[1], grays[0].shape[0])
     return cv2.resize(still.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST).astype(bool)
 
