@@ -22,12 +22,19 @@ from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
-from kinegraph.tools.ground_tracks import coarse_step_m, match_pair, match_with_flow, static_pixels
+from kinegraph.tools.ground_tracks import (
+    PairMatches,
+    coarse_step_m,
+    match_pair,
+    match_with_flow,
+    static_pixels,
+)
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
 LK_LEVELS = 2  # on the pre-warped frame; coarser levels only mix in the warp's distorted borders
 MAX_SPEED_MPS = 45.0  # the coarse search for the first pair's step covers 0 .. this x the frame gap
+RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)  # unknown pitch: where tracking is retried when level fails
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 
@@ -115,6 +122,40 @@ def _check_inputs(frames: np.ndarray, timestamps_s: Sequence[float]) -> tuple[np
     return frames, t
 
 
+def _track_at(
+    grays: list[np.ndarray],
+    dt: np.ndarray,
+    cam: CameraModel,
+    pitch: float,
+    rng: np.random.Generator,
+    flows: Sequence[np.ndarray] | None,
+) -> tuple[list[PairMatches], list[PairFit | None]]:
+    """Road correspondences and RANSAC motion of every consecutive pair, tracked at camera `pitch`."""
+    win = 21 if grays[0].shape[1] <= 700 else 25
+    static = static_pixels(grays, cam, pitch, margin_px=win // 2)  # no LK window overlaps them
+    fits: list[PairFit | None] = []
+    matches: list[PairMatches] = []
+    guess = None
+    for k in range(len(grays) - 1):
+        if flows is not None:
+            matches.append(match_with_flow(grays[k], flows[k], cam, pitch, static))
+            fits.append(ransac_pair(matches[-1], cam, pitch, rng))
+            continue
+        if guess is None:  # first pair, or the last one failed: search the forward step afresh
+            step = coarse_step_m(grays[k], grays[k + 1], cam, pitch, MAX_SPEED_MPS * float(dt[k]), static)
+            guess = np.array([step, 0.0, 0.0])
+        else:
+            guess = guess * float(dt[k] / dt[k - 1])  # constant velocity across uneven frame gaps
+        matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS, static))
+        fits.append(ransac_pair(matches[-1], cam, pitch, rng))
+        guess = fits[-1].motion if fits[-1] is not None else None
+    return matches, fits
+
+
+def _inliers(fits: Sequence[PairFit | None]) -> int:
+    return sum(len(f.inliers.a_px) for f in fits if f is not None)
+
+
 def track_clip(
     frames: np.ndarray,
     timestamps_s: np.ndarray,
@@ -123,36 +164,27 @@ def track_clip(
     flows: Sequence[np.ndarray] | None = None,
 ) -> tuple[list[PairFit | None], CameraModel]:
     """RANSAC road motion for every consecutive frame pair: road corners tracked by LK, each pair
-    predicted from the last one, or moved by the given dense `flows` (one (h, w, 2) field per pair)."""
+    predicted from the last one, or moved by the given dense `flows` (one (h, w, 2) field per pair).
+
+    With the pitch unknown, tracking starts level; when most pairs fail there (a camera looking well
+    down or up defeats the pre-warp), it is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks
+    the road explains best is kept, then refined (`estimate_pitch`).
+    """
     grays, cam = _grays(frames, camera)
     dt = np.diff(timestamps_s)
-    win = 21 if grays[0].shape[1] <= 700 else 25
-    pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
     rng = np.random.default_rng(seed)
-    static = static_pixels(grays, cam, pitch, margin_px=win // 2)  # no LK window overlaps them
-    fits: list[PairFit | None] = []
-    matches = []
-    guess = None
-    for k in range(len(grays) - 1):
-        if flows is not None:
-            matches.append(match_with_flow(grays[k], flows[k], cam, pitch, static))
-            fits.append(ransac_pair(matches[-1], cam, pitch, rng))
-            continue
-        if guess is None:  # first pair, or the last one failed: search the forward step afresh
-            max_step = MAX_SPEED_MPS * float(dt[k])
-            step = coarse_step_m(grays[k], grays[k + 1], cam, pitch, max_step, static)
-            guess = np.array([step, 0.0, 0.0])
-        else:
-            guess = guess * float(dt[k] / dt[k - 1])  # constant velocity across uneven frame gaps
-        matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS, static))
-        fit = ransac_pair(matches[-1], cam, pitch, rng)
-        fits.append(fit)
-        guess = fit.motion if fit is not None else None
-    if cam.pitch_rad is None:  # find the mounting pitch the road's motion agrees with, then refit
-        pitch = estimate_pitch(matches, fits, cam, rng)
-        cam = replace(cam, pitch_rad=pitch)
-        fits = [ransac_pair(m, cam, pitch, rng) for m in matches]
-    return fits, cam
+    pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
+    matches, fits = _track_at(grays, dt, cam, pitch, rng, flows)
+    if cam.pitch_rad is not None:
+        return fits, cam
+    if sum(f is not None for f in fits) < len(fits) / 2:
+        for retry in np.radians(RETRY_PITCHES_DEG):
+            tried = _track_at(grays, dt, cam, float(retry), rng, flows)
+            if _inliers(tried[1]) > _inliers(fits):
+                (matches, fits), pitch = tried, float(retry)
+    pitch = estimate_pitch(matches, fits, cam, rng, start_rad=pitch)  # refine, then refit at it
+    cam = replace(cam, pitch_rad=pitch)
+    return [ransac_pair(m, cam, pitch, rng) for m in matches], cam
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:

@@ -95,12 +95,14 @@ def estimate_pitch(
     camera: CameraModel,
     rng: np.random.Generator,
     max_pairs: int = 8,
+    start_rad: float = 0.0,
 ) -> float:
     """The camera pitch (rad) under which the road's motion is most consistent: a coarse-to-fine search
-    over +-10 deg maximising RANSAC inliers on the pairs that moved most (0 when the car stands still)."""
+    over `start_rad` +-10 deg maximising RANSAC inliers on the pairs that moved most (`start_rad` when
+    the car stands still)."""
     moving = [k for k, f in enumerate(fits) if f is not None and np.hypot(*f.motion[:2]) > 0.05]
     if not moving:
-        return 0.0
+        return start_rad
     chosen = sorted(moving, key=lambda k: -len(matches[k].a_px))[:max_pairs]
 
     def score(pitch: float) -> float:
@@ -111,7 +113,7 @@ def estimate_pitch(
                 total += len(fit.inliers.a_px)
         return total
 
-    best = 0.0
+    best = start_rad
     for step in (np.radians(1.0), np.radians(0.25)):
         span = np.radians(10.0) if step > np.radians(0.5) else np.radians(1.0)
         grid = best + np.arange(-span, span + step / 2, step)
