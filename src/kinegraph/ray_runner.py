@@ -272,6 +272,7 @@ def _drive(
                     cache.put(key, provider, model, GenerateResponse.model_validate_json(raw))
             context.stats.groups += result.groups
             context.stats.decodes += result.decodes
+            context.stats.tool_calls += result.tool_calls
             cost += sum(p.usage.cost_usd for p in result.predictions)
             progress.advance(result.predictions, cost)
             if config.max_cost_usd is not None and cost >= config.max_cost_usd:

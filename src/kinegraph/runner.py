@@ -297,7 +297,7 @@ def _finish(
         elapsed_s=elapsed_s,
         groups=context.stats.groups,
         decodes=context.stats.decodes,
-        tool_calls=context.tools.calls(),
+        tool_calls=context.stats.tool_calls + context.tools.calls(),
     )
     if predictions:
         suite = suites.get(config.benchmark)

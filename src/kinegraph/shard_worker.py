@@ -65,6 +65,7 @@ class ShardResult:
     cache_rows: list[CacheRow] = field(default_factory=list)
     groups: int = 0
     decodes: int = 0
+    tool_calls: int = 0
     compute_s: float = 0.0
 
 
@@ -146,6 +147,7 @@ class ShardWorker:
             cache_rows=self.cache.drain() if self.cache is not None else [],
             groups=len(groups),
             decodes=context.stats.decodes,
+            tool_calls=context.tools.calls(),
             compute_s=time.perf_counter() - start,
         )
 

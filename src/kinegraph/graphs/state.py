@@ -52,6 +52,7 @@ class RunStats:
 
     decodes: int = 0
     groups: int = 0
+    tool_calls: int = 0  # batched GPU-tool calls made elsewhere (Ray workers), added by the driver
 
 
 @dataclass
