@@ -180,3 +180,23 @@ def test_cruise_is_measured_at_constant_speed() -> None:
     truth = label_clip(clip_kinematics(t, xy, yaw).arrays())
     for question in ("contrastive_sequence", "braking_intensity", "speed_peak_half", "driving_smoothness"):
         assert answers[question] == truth[question], question
+
+
+def test_lever_arm_is_found_from_turns_and_removed() -> None:
+    """A camera 1.5 m ahead of a no-slip rear axle driving an S-curve: its sideways motion in turns gives
+    the lever arm, and the rear axle's motions come back exactly."""
+    from kinegraph.tools.ego_trajectory import ego_origin_motions, lever_arm_m
+
+    dyaw = np.radians(np.concatenate([np.linspace(0, 3, 10), np.full(10, 3.0), np.linspace(3, -2, 10)]))
+    step = np.full(30, 0.8)
+    axle = np.column_stack([step * np.cos(dyaw / 2), step * np.sin(dyaw / 2), dyaw])  # chords of arcs
+    lever = 1.5
+    camera = np.column_stack(
+        [axle[:, 0] - lever * (1 - np.cos(dyaw)), axle[:, 1] + lever * np.sin(dyaw), dyaw]
+    )
+    sigma = np.full((30, 3), 0.01)
+    assert lever_arm_m(camera, sigma) == pytest.approx(lever, abs=0.01)
+    np.testing.assert_allclose(ego_origin_motions(camera, lever), axle, atol=1e-12)
+    straight = camera.copy()
+    straight[:, 2] = 0.0
+    assert lever_arm_m(straight, sigma) == 0.0  # never turning: nothing to measure, nothing changed

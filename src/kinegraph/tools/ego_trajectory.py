@@ -34,7 +34,9 @@ from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
 LK_LEVELS = 2  # on the pre-warped frame; coarser levels only mix in the warp's distorted borders
 MAX_SPEED_MPS = 45.0  # the coarse search for the first pair's step covers 0 .. this x the frame gap
-RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)  # unknown pitch: where tracking is retried when level fails
+RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)
+TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure the camera's lever arm
+MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 
@@ -46,7 +48,8 @@ class EgoTrajectory:
     Per frame (T,): `timestamps_s`, `xy_m` (T, 2), `yaw_rad`, `pitch_rad` (camera pitch the fit found).
     Per pair (T-1,): `step_m` (distance), `dyaw_rad`, `confidence` in [0, 1], `n_inliers`, `n_tracked`
     (corners tracked, the road model explains `n_inliers` of them), `rms_px`.
-    `raw_xy_m`/`raw_yaw_rad` are the integrated poses before smoothing. `camera` is what was assumed.
+    `raw_xy_m`/`raw_yaw_rad` are the integrated poses before smoothing. `camera` is what was assumed;
+    `lever_arm_m` how far ahead of the trajectory's point (the no-slip point, e.g. the rear axle) it sits.
     """
 
     timestamps_s: np.ndarray
@@ -62,6 +65,7 @@ class EgoTrajectory:
     n_tracked: np.ndarray
     rms_px: np.ndarray
     camera: CameraModel
+    lever_arm_m: float = 0.0
 
     def speed_mps(self) -> np.ndarray:
         """Mean speed over each pair (T-1,)."""
@@ -92,6 +96,7 @@ class EgoTrajectory:
             "n_inliers": [int(n) for n in self.n_inliers],
             "n_tracked": [int(n) for n in self.n_tracked],
             "camera": self.camera.describe(),
+            "lever_arm_m": round(self.lever_arm_m, 3),
         }
 
 
@@ -248,7 +253,11 @@ def estimate_trajectory(
             f"only {sum(f is not None for f in fits)} of {len(fits)} frame pairs show enough tracked road "
             "to measure motion"
         )
-    motion = refine_clip(fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None)
+    camera_motion = refine_clip(
+        fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None
+    )
+    lever = lever_arm_m(camera_motion.motions, camera_motion.motion_sigma)
+    motion = camera_motion._replace(motions=ego_origin_motions(camera_motion.motions, lever))
     raw_xy, raw_yaw = _integrate(motion.motions)
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
     xy, yaw = smooth_poses(t, motion)
@@ -266,7 +275,31 @@ def estimate_trajectory(
         n_tracked=np.array([f.n_tracked if f is not None else 0 for f in fits]),
         rms_px=motion.rms_px,
         camera=replace(camera, pitch_rad=float(np.median(motion.pitch_rad))),
+        lever_arm_m=lever,
     )
+
+
+def lever_arm_m(motions: np.ndarray, sigma: np.ndarray) -> float:
+    """How far (m) the camera sits ahead of the point of the car that does not slip sideways (the rear
+    axle), from the turning pairs: a camera `a` ahead moves sideways by `a * sin(dyaw)` on top of the
+    chord's `step * sin(dyaw / 2)`. 0 when the clip never turns (then it changes nothing)."""
+    tx, ty, dyaw = motions.T
+    turning = (np.abs(dyaw) > TURN_FOR_LEVER_RAD) & np.isfinite(sigma[:, 2])
+    if turning.sum() < 3:
+        return 0.0
+    estimates = (ty[turning] - tx[turning] * np.tan(dyaw[turning] / 2)) / np.sin(dyaw[turning])
+    weights = np.abs(dyaw[turning])  # a larger turn pins the lever arm better
+    order = np.argsort(estimates)
+    cumulative = np.cumsum(weights[order])
+    median = float(estimates[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+    return float(np.clip(median, 0.0, MAX_LEVER_ARM_M))
+
+
+def ego_origin_motions(motions: np.ndarray, lever_m: float) -> np.ndarray:
+    """Pair motions (P, 3) of the camera turned into those of the point `lever_m` behind it on the car's
+    axis: the no-slip point whose path and speed EgoDyn's poses describe (nuScenes: the rear axle)."""
+    tx, ty, dyaw = motions.T
+    return np.column_stack([tx + lever_m * (1.0 - np.cos(dyaw)), ty - lever_m * np.sin(dyaw), dyaw])
 
 
 def smooth_poses(t: np.ndarray, motion: ClipMotion) -> tuple[np.ndarray, np.ndarray]:
