@@ -20,8 +20,14 @@ from rich.table import Table
 from kinegraph.fixtures import fixtures_dir
 from kinegraph.types import RunConfig
 
-EGODYN_FREE = ("egodyn.oracle", "egodyn.vo", "egodyn.flow", "egodyn.gpu_flow")
-EGODYN_VLM = ("egodyn.vision", "egodyn.trajectory", "egodyn.tools", "egodyn.tool_calls")
+EGODYN_FREE = ("egodyn.oracle", "egodyn.measured", "egodyn.vo", "egodyn.flow", "egodyn.gpu_flow")
+EGODYN_VLM = (
+    "egodyn.vision",
+    "egodyn.trajectory",
+    "egodyn.measured_trajectory",
+    "egodyn.tools",
+    "egodyn.tool_calls",
+)
 QUANTIPHY_FREE = ("quantiphy.oracle_tracks", "quantiphy.tracker")
 QUANTIPHY_VLM = ("quantiphy.zero_shot", "quantiphy.hybrid")
 

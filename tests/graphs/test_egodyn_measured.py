@@ -170,6 +170,7 @@ def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: 
     assert agree >= len(samples) - 2, f"{agree} of {len(samples)} clips agree with TCogMap on true poses"
 
 
+@pytest.mark.slow
 def test_dense_correspondences_run_through_the_tool_batching_stage(clips: Path, tmp_path: Path) -> None:
     """`correspondences=raft_small` (random weights from a real checkpoint file): the clips' flow goes
     through the run's batching stage; whatever the untrained net gives is measured or recorded, never lost."""
