@@ -213,7 +213,7 @@ def main() -> None:
         print(f"- {key}: {value:.3f}" if isinstance(value, float) else f"- {key}: {value}")
     print(f"- paper VO, heading RMSE over its 10 frames (median): {vo_yaw:.3f} deg; no ATE or speed (pixels)")
     print("- paper flow: no trajectory (image-motion proxies only)")
-    print("\n(ATE compares the camera's path with the true ego origin's: a turn adds the lever arm.)")
+    print("\n(ATE: the measured no-slip point against the true ego origin, both from the first frame.)")
     if sensitivity:
         print(f"\n## Sensitivity to camera errors ({args.sensitivity_n} other clips, seed {args.seed + 7})\n")
         questions = sorted(sensitivity["as calibrated"]["per_question"])
