@@ -200,3 +200,23 @@ def test_lever_arm_is_found_from_turns_and_removed() -> None:
     straight = camera.copy()
     straight[:, 2] = 0.0
     assert lever_arm_m(straight, sigma) == 0.0  # never turning: nothing to measure, nothing changed
+
+
+def test_exposure_flicker_does_not_break_tracking() -> None:
+    """Each frame's gain and offset jump (auto-exposure): tracking runs on normalised frames."""
+    from kinegraph.tools.ego_trajectory import photometric_normalised
+
+    frames, t, xy, _ = render("brake", 9, CAMERA)
+    rng = np.random.default_rng(0)
+    gains = 1.0 + rng.uniform(-0.2, 0.2, len(frames))
+    flicker = np.clip(
+        frames * gains[:, None, None, None] + rng.uniform(-8, 8, len(frames))[:, None, None, None], 0, 255
+    )
+    flicker = flicker.astype(np.uint8)
+    steady = estimate_trajectory(frames, t, model_of(CAMERA))
+    flickering = estimate_trajectory(flicker, t, model_of(CAMERA))
+    true_speed = np.linalg.norm(np.diff(xy, axis=0), axis=1) * RATE_HZ
+    np.testing.assert_allclose(flickering.speed_mps(), true_speed, rtol=0.1, atol=0.1)
+    assert np.median(flickering.n_inliers) >= 0.8 * np.median(steady.n_inliers)
+    a, b = photometric_normalised([frames[0, ..., 0], (frames[0, ..., 0] * 0.7 + 20).astype(np.uint8)])
+    assert np.abs(a.astype(int) - b.astype(int)).mean() < 2.0  # gain and offset undone

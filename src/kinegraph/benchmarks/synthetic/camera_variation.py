@@ -29,6 +29,7 @@ class CameraRig:
     bonnet covers (0 = none); `lead_car`: a car ahead at constant distance (static in the image);
     `clock`: a burned-in timestamp. `asphalt_grain`/`asphalt_seed`: the road texture's fine-grain
     contrast (1 = the default tile; below 1 smoother, newer asphalt) and its pattern.
+    `exposure_jitter`: each frame's gain varies by up to this share (auto-exposure, flicker).
     """
 
     camera: PinholeCamera
@@ -42,6 +43,7 @@ class CameraRig:
     clock: bool = False
     asphalt_grain: float = 1.0
     asphalt_seed: int = 20180724
+    exposure_jitter: float = 0.0
 
     def describe(self) -> dict[str, float]:
         """JSON-ready figures for a report."""
@@ -61,13 +63,15 @@ class CameraRig:
             "lead_car": self.lead_car,
             "clock": self.clock,
             "asphalt_grain": round(self.asphalt_grain, 2),
+            "exposure_jitter": round(self.exposure_jitter, 3),
         }
 
 
 def draw_camera(rng: np.random.Generator) -> CameraRig:
     """A camera rig from wide ranges: 55-105 deg HFOV, 1.2-2.4 m high, pitch -2..+6 deg, four resolutions,
     off-centre principal point, suspension pitch, blur, contrast loss, noise, JPEG quality 40-95, a bonnet,
-    a lead car or a clock (30 % each), and the road texture's grain contrast (0.35-1.4)."""
+    a lead car or a clock (30 % each), the road texture's grain contrast (0.35-1.4), and in half the rigs
+    a per-frame exposure gain jitter of up to 15 %."""
     width, height = RESOLUTIONS_PX[int(rng.integers(len(RESOLUTIONS_PX)))]
     hfov = math.radians(rng.uniform(55.0, 105.0))
     f_px = width / (2 * math.tan(hfov / 2))
@@ -94,6 +98,7 @@ def draw_camera(rng: np.random.Generator) -> CameraRig:
         clock=bool(rng.random() < 0.3),
         asphalt_grain=float(rng.uniform(0.35, 1.4)),
         asphalt_seed=int(rng.integers(2**31)),
+        exposure_jitter=float(rng.uniform(0.0, 0.15)) if rng.random() < 0.5 else 0.0,
     )
 
 
@@ -129,8 +134,11 @@ def overlay(frame: np.ndarray, rig: CameraRig, time_s: float) -> np.ndarray:
 
 
 def degrade(frame: np.ndarray, rig: CameraRig, rng: np.random.Generator, time_s: float = 0.0) -> np.ndarray:
-    """The frame (H, W, 3) RGB uint8 after the rig's overlays, blur, contrast loss, noise and JPEG."""
+    """The frame (H, W, 3) RGB uint8 after the rig's overlays, exposure jitter, blur, contrast loss,
+    noise and JPEG."""
     out = overlay(frame, rig, time_s).astype(np.float32)
+    if rig.exposure_jitter > 0:
+        out *= 1.0 + rig.exposure_jitter * float(rng.uniform(-1.0, 1.0))
     if rig.blur_px > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), rig.blur_px)
     out = 128.0 + rig.contrast * (out - 128.0)
