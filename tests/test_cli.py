@@ -93,3 +93,18 @@ def test_model_options_reach_the_backend(tmp_path):
     assert len(agents["sdk"]) == 1 and "OpenAI" in agents["sdk"].pop()
     assert len(agents["aiohttp"]) == 1 and "aiohttp" in agents["aiohttp"].pop()
     assert result.returncode == 2 and "vllm:m: the vllm provider has no option 'colour'" in result.stderr
+
+
+def test_unknown_graph_option_is_one_line_naming_the_valid_ones(tmp_path):
+    from runner_support import write_egodyn_world
+
+    data = write_egodyn_world(tmp_path / "data", n_clips=1)
+    result = kinegraph(
+        "run", "egodyn", "--graph", "egodyn.measured", "--data", str(data), "--out", str(tmp_path / "r"),
+        "-O", "bogus=1", "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: graph egodyn.measured has no option 'bogus' (options: focal_px, camera_height_m, "
+        "pitch_deg, num_frames, correspondences, weights)"
+    ]

@@ -27,7 +27,7 @@ from kinegraph.graphs import resolve_builder
 from kinegraph.graphs.state import GraphContext
 from kinegraph.progress import RunProgress
 from kinegraph.rundir import PREDICTIONS, PredictionLog
-from kinegraph.runner import RunSummary, _finish, group_samples, load_samples, start_run
+from kinegraph.runner import RunSummary, _finish, build_graph, group_samples, load_samples, start_run
 from kinegraph.shard_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
 from kinegraph.types import RunConfig, Sample
 
@@ -168,7 +168,7 @@ def run_on_ray(
     if not samples:
         raise ValueError("no samples to run")
     builder = resolve_builder(config.graph)
-    needs_model = getattr(builder, "needs_model", True)
+    _, needs_model = build_graph(config)  # options are refused here, before any worker starts
     if needs_model and config.model is None:
         raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
     log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import statistics
 import time
 from collections import Counter
@@ -78,8 +79,20 @@ def load_samples(config: RunConfig) -> list[Sample]:
 
 
 def build_graph(config: RunConfig) -> tuple[Any, bool]:
-    """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`)."""
+    """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`).
+    An option the builder does not take is refused in one line that lists the ones it does."""
     builder = resolve_builder(config.graph)
+    accepted = [
+        p.name
+        for p in inspect.signature(builder).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(config.options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"graph {config.graph} has no option {', '.join(map(repr, unknown))} "
+            f"(options: {', '.join(accepted) or 'none'})"
+        )
     return builder(**config.options), getattr(builder, "needs_model", True)
 
 
