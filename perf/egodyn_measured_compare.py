@@ -2,7 +2,8 @@
 `kinegraph compare`, on CARLA-style clips with camera rigs and seeds never used for tuning.
 
 The model is the text-only stand-in of the tests behind a real OpenAI-compatible loopback server: it
-cannot see images and answers from the trajectory text when there is one (`tests/text_reader_model.py`).
+cannot see images and answers from the trajectory text when there is one
+(`tests/support/text_reader_model.py`).
 The figures show what the measured trajectory makes answerable, next to what the true one would.
 
     python perf/egodyn_measured_compare.py [--n 60] [--seed 2000]
@@ -16,7 +17,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from tests.support.text_reader_model import text_reader  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.egodyn_extract import write_qa  # noqa: E402
@@ -24,7 +27,6 @@ from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips  # noq
 from kinegraph.report import compare  # noqa: E402
 from kinegraph.runner import run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
-from text_reader_model import text_reader  # noqa: E402
 
 ARMS = (
     ("egodyn.vision", {}),

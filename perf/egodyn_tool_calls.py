@@ -2,7 +2,8 @@
 
 The model is the text-only stand-in of the tests behind a real OpenAI-compatible loopback server: it cannot
 see images; in calls mode it asks for `visual_odometry` on the questions VO answers and for
-`ego_motion_summary` on the others (`tests/tool_caller_model.py`), then reads the tool text. The figures show
+`ego_motion_summary` on the others
+(`tests/support/tool_caller_model.py`), then reads the tool text. The figures show
 what the probes make answerable and what the calls cost in requests and tokens, not what a VLM would score.
 
     PYTHONPATH=src python perf/egodyn_tool_calls.py [--n 10] [--seed 0]
@@ -17,15 +18,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from tests.support.text_reader_model import text_reader  # noqa: E402
+from tests.support.tool_caller_model import tool_caller  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS  # noqa: E402
 from kinegraph.benchmarks.synthetic import generators  # noqa: E402
 from kinegraph.runner import run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
-from text_reader_model import text_reader  # noqa: E402
-from tool_caller_model import tool_caller  # noqa: E402
 
 RUNS = [
     ("egodyn.vision", {}, text_reader),

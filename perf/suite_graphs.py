@@ -1,9 +1,10 @@
 """Baseline vs tool graph on the synthetic TAD, STSBench, DSI-Bench and AutoDriDM sets; prints the table.
 
-The model is the text-only stand-in of the tests (`tests/suite_readers.py`) behind a real OpenAI-compatible
-loopback server: it cannot see images and reads only what tools wrote into the prompt. The figures show
-what each tool's text makes answerable, not what a VLM would score. Also prints requests, wall time per
-run and the paired-bootstrap delta of the headline metric (over scenes / records / rows / images).
+The model is the text-only stand-in of the tests (`tests/support/suite_readers.py`) behind a real
+OpenAI-compatible loopback server: it cannot see images and reads only what tools wrote into the
+prompt. The figures show what each tool's text makes answerable, not what a VLM would score. Also prints
+requests, wall time per run and the paired-bootstrap delta of the headline metric
+(over scenes / records / rows / images).
 
     PYTHONPATH=src python perf/suite_graphs.py [--scale 2]
 """
@@ -17,15 +18,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader  # noqa: E402
+from tests.support.suite_worlds import write_stsbench_world, write_tad_world  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.synthetic import generators  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
 from kinegraph.runner import run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
-from suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader  # noqa: E402
-from suite_worlds import write_stsbench_world, write_tad_world  # noqa: E402
 
 
 def worlds(root: Path, scale: int) -> dict[str, tuple]:

@@ -75,7 +75,7 @@ def test_unknown_synthetic_world():
 
 def test_model_options_reach_the_backend(tmp_path):
     from kinegraph.agents.loopback import OpenAILoopback
-    from runner_support import write_egodyn_hf
+    from tests.support.run_data import write_egodyn_hf
 
     data = write_egodyn_hf(tmp_path / "data", n_clips=1)
     agents = {}
@@ -96,7 +96,7 @@ def test_model_options_reach_the_backend(tmp_path):
 
 
 def test_unknown_graph_option_is_one_line_naming_the_valid_ones(tmp_path):
-    from runner_support import write_egodyn_world
+    from tests.support.run_data import write_egodyn_world
 
     data = write_egodyn_world(tmp_path / "data", n_clips=1)
     result = kinegraph(

@@ -7,7 +7,7 @@ import json
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.demo import EGODYN_FREE, EGODYN_VLM, QUANTIPHY_FREE, run_demo
 from kinegraph.rundir import read_predictions
-from tool_caller_model import tool_caller
+from tests.support.tool_caller_model import tool_caller
 
 
 def test_demo_without_keys_runs_the_model_free_graphs_and_writes_reports(tmp_path):

@@ -29,8 +29,8 @@ from kinegraph.ray_runner import (
 from kinegraph.rundir import read_predictions
 from kinegraph.runner import group_samples, load_samples, run
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_world, write_graph_module
-from text_reader_model import text_reader
+from tests.support.run_data import write_egodyn_world, write_graph_module
+from tests.support.text_reader_model import text_reader
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'kinegraph[ray]')")
 

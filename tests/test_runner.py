@@ -15,7 +15,7 @@ import pytest
 from kinegraph.rundir import read_predictions
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_hf, write_graph_module
+from tests.support.run_data import write_egodyn_hf, write_graph_module
 
 
 @pytest.fixture

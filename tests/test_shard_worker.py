@@ -11,8 +11,8 @@ from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.runner import load_samples
 from kinegraph.shard_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_world
-from text_reader_model import text_reader
+from tests.support.run_data import write_egodyn_world
+from tests.support.text_reader_model import text_reader
 
 
 @pytest.fixture(scope="module")

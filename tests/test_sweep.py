@@ -8,7 +8,7 @@ import pytest
 
 from kinegraph.errors import DataError
 from kinegraph.sweep import expand, load_sweep, option_grid, run_name
-from runner_support import write_graph_module
+from tests.support.run_data import write_graph_module
 
 
 @pytest.fixture

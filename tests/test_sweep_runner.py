@@ -13,8 +13,8 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.rundir import read_predictions
 from kinegraph.sweep_runner import run_sweep
-from runner_support import write_egodyn_world, write_graph_module
-from text_reader_model import text_reader
+from tests.support.run_data import write_egodyn_world, write_graph_module
+from tests.support.text_reader_model import text_reader
 
 
 @pytest.fixture

@@ -21,8 +21,7 @@ from kinegraph.agents import (
 )
 from kinegraph.agents.loopback import AnthropicLoopback, Reply
 from kinegraph.types import Status
-
-from ._util import run
+from tests.support.event_loop import run
 
 FAST = {"retry_base_s": 0.01, "retry_max_s": 0.05, "timeout_s": 2.0, "cache": False, "api_key": "sk-ant-test"}
 MODEL = "anthropic:claude-sonnet-4-6"

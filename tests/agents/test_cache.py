@@ -12,8 +12,7 @@ from kinegraph.agents import GenerateRequest, GenerateResponse, get_backend, use
 from kinegraph.agents.cache import ResponseCache, request_key
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.types import Usage
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def _ask(backend, frames, text="Turning?"):

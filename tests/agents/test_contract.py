@@ -9,8 +9,7 @@ import pytest
 
 from kinegraph.agents import GenerateRequest, GenerateResponse, get_backend, providers, user_message
 from kinegraph.agents.loopback import AnthropicLoopback, GoogleLoopback, OpenAILoopback
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 @contextlib.contextmanager

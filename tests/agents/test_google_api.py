@@ -20,8 +20,7 @@ from kinegraph.agents import (
 )
 from kinegraph.agents.loopback import GoogleLoopback, Reply
 from kinegraph.types import Status
-
-from ._util import run
+from tests.support.event_loop import run
 
 FAST = {"retry_base_s": 0.01, "retry_max_s": 0.05, "timeout_s": 2.0, "cache": False, "api_key": "g-test"}
 MODEL = "google:gemini-2.0-flash"

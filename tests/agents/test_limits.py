@@ -8,8 +8,7 @@ import time
 import pytest
 
 from kinegraph.agents.limits import LoopLocal, RateLimiter
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def test_rpm_window_delays_the_request_over_the_limit():

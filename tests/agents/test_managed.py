@@ -6,8 +6,7 @@ import pytest
 
 from kinegraph.agents import BackendError, GenerateRequest, RetryPolicy, get_backend, user_message
 from kinegraph.types import Status
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def test_backoff_grows_exponentially_with_jitter_and_honours_retry_after():

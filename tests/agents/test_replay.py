@@ -8,8 +8,7 @@ import pytest
 
 from kinegraph.agents import BackendError, GenerateRequest, UnknownModelError, get_backend, user_message
 from kinegraph.errors import DataError
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def _ask(backend, **metadata):

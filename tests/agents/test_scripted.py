@@ -13,8 +13,7 @@ from kinegraph.agents import (
     user_message,
 )
 from kinegraph.types import Status
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def _req(text: str = "Is the car turning?") -> GenerateRequest:

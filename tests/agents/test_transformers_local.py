@@ -17,8 +17,7 @@ from kinegraph.agents import (
     user_message,
 )
 from kinegraph.agents.transformers_local import chat_template_messages
-
-from ._util import run
+from tests.support.event_loop import run
 
 
 def _request(text: str, frames: np.ndarray, max_tokens: int = 6) -> GenerateRequest:

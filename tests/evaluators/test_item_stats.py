@@ -17,7 +17,7 @@ from kinegraph.evaluators.egodyn import question_stats, read_prediction_records
 from kinegraph.report import compare
 from kinegraph.report.runs import RunData
 from kinegraph.suites import samples_from_predictions, suites
-from suite_runs import SUITES, suite_run
+from tests.support.suite_runs import SUITES, suite_run
 
 # EgoDyn reports balanced accuracy rounded to 4 decimals (upstream); the item statistic is exact.
 DIGITS = {"egodyn": 4}

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kinegraph.benchmarks.synthetic import generators
 from kinegraph.cli import app
-from suite_worlds import write_stsbench_world, write_tad_world
+from tests.support.suite_worlds import write_stsbench_world, write_tad_world
 
 
 @pytest.fixture(scope="session")

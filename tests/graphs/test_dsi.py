@@ -8,7 +8,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.report import compare
-from suite_readers import dsi_reader
+from tests.support.suite_readers import dsi_reader
 
 
 def _run(kinegraph, world, out, graph, server, *extra):

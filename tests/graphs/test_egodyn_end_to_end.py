@@ -15,8 +15,8 @@ from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.report import compare
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_world
-from text_reader_model import text_reader
+from tests.support.run_data import write_egodyn_world
+from tests.support.text_reader_model import text_reader
 
 
 @pytest.fixture(scope="module")

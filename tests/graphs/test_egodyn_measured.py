@@ -17,7 +17,7 @@ from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
 from kinegraph.report import compare
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from text_reader_model import text_reader
+from tests.support.text_reader_model import text_reader
 
 
 @pytest.fixture(scope="module")

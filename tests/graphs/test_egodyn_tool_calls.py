@@ -11,8 +11,8 @@ from kinegraph.agents.loopback_wire import Reply
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from text_reader_model import text_reader
-from tool_caller_model import conversation_text, has_tool_result, tool_caller
+from tests.support.text_reader_model import text_reader
+from tests.support.tool_caller_model import conversation_text, has_tool_result, tool_caller
 
 OFFERED = {"visual_odometry", "optical_flow", "ego_motion_summary"}
 MEASURED_TITLE = "TCogMap ego-motion summary of the measured metric trajectory: the ego vehicle is "

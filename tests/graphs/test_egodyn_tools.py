@@ -9,8 +9,8 @@ from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
 from kinegraph.rundir import read_predictions
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_world
-from text_reader_model import text_reader
+from tests.support.run_data import write_egodyn_world
+from tests.support.text_reader_model import text_reader
 
 
 def test_oracle_graph_is_a_perfect_ceiling(tmp_path):

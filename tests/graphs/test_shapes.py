@@ -10,7 +10,7 @@ from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext
 from kinegraph.suites import suites
 from kinegraph.types import Status
-from runner_support import write_egodyn_hf
+from tests.support.run_data import write_egodyn_hf
 
 
 def _clip(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.evaluators.stsbench import score_file
 from kinegraph.report import compare
-from suite_readers import stsbench_reader
+from tests.support.suite_readers import stsbench_reader
 
 # Scenario types whose TCogMap phrase names the option (turns, an emergency stop, a start from rest).
 READABLE = {"Ego is turning left", "Ego is turning right", "Ego is stopping"}

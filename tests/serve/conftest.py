@@ -12,8 +12,8 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.media import write_image, write_video
 from kinegraph.serve import BackgroundServer
-from serve_support import RAISING_GRAPH, png_bytes, running
-from text_reader_model import text_reader
+from tests.support.serving import RAISING_GRAPH, png_bytes, running
+from tests.support.text_reader_model import text_reader
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +35,7 @@ def graph_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A directory on sys.path with a VLM-free graph (first option) and a graph that raises."""
     import sys
 
-    from runner_support import write_graph_module
+    from tests.support.run_data import write_graph_module
 
     directory = tmp_path_factory.mktemp("graphs")
     write_graph_module(directory, "first_option_graph")

@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from serve_support import AUTH, TURN, TURN_OPTIONS, jpeg_bytes, png_bytes, turning
+from tests.support.serving import AUTH, TURN, TURN_OPTIONS, jpeg_bytes, png_bytes, turning
 
 
 def data_url(data: bytes, mime: str = "image/png") -> str:

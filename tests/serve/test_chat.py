@@ -7,7 +7,7 @@ import base64
 import openai
 import pytest
 
-from serve_support import KEY, TURN, jpeg_bytes, turning
+from tests.support.serving import KEY, TURN, jpeg_bytes, turning
 
 IMAGE = {
     "type": "image_url",

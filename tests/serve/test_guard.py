@@ -13,7 +13,7 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.media import write_image
 from kinegraph.serve import ServeSettings, create_app
-from serve_support import AUTH, KEY, TURN, bomb_png, png_bytes, running
+from tests.support.serving import AUTH, KEY, TURN, bomb_png, png_bytes, running
 
 GOOD = {"question": TURN, "options": ["left", "right", "straight"], "frame_paths": ["clip/frame_0.png"]}
 

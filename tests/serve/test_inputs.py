@@ -21,7 +21,7 @@ from kinegraph.serve.inputs import (
 )
 from kinegraph.serve.schemas import QARequest, Trajectory
 from kinegraph.serve.settings import ServeSettings
-from serve_support import bomb_png, jpeg_bytes, png_bytes
+from tests.support.serving import bomb_png, jpeg_bytes, png_bytes
 
 
 def status_of(call) -> tuple[int, str]:

@@ -7,7 +7,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis import GenerationMode
 
-from serve_support import AUTH, running
+from tests.support.serving import AUTH, running
 
 EXAMPLES_PER_OPERATION = 15
 

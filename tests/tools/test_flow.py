@@ -5,7 +5,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 from kinegraph.tools.flow import (
     FlowSignals,
@@ -16,6 +15,7 @@ from kinegraph.tools.flow import (
     flow_signals,
     preprocess_gray,
 )
+from tests.support.vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 
 def _warp_about_centre(image: np.ndarray, angle_deg: float = 0.0, scale: float = 1.0) -> np.ndarray:

@@ -6,7 +6,6 @@ import cv2
 import numpy as np
 import pytest
 import torch
-from vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 from kinegraph.tools import flow
 from kinegraph.tools.gpu_flow import (
@@ -17,6 +16,7 @@ from kinegraph.tools.gpu_flow import (
     preprocess_gray,
     resolve_device,
 )
+from tests.support.vision_scenes import drive, render_clip, render_frame, textured_image, true_flow
 
 
 def _grey_pair(first: np.ndarray, second: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vision_scenes import drive, intrinsics, render_clip
 
 from kinegraph.tools.vo import (
     VOSignals,
@@ -15,6 +14,7 @@ from kinegraph.tools.vo import (
     visual_odometry,
     vo_answers,
 )
+from tests.support.vision_scenes import drive, intrinsics, render_clip
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vision_scenes import drive, render_clip
 
 from kinegraph.tools.vo import vo_signals
 from kinegraph.tools.vo_tcogmap import turn_label, vo_motion_summary
+from tests.support.vision_scenes import drive, render_clip
 
 MOVING = [10.0] * 9  # px per pair, well above every speed stand-in
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from kinegraph.tools.tcogmap import PHRASES
-from text_reader_model import prompt_text
+from tests.support.text_reader_model import prompt_text
 
 ACTION_OF_PHRASE = {phrase: action for action, phrase in PHRASES.items()}
 SEGMENT_MAP = re.compile(r"^Motion summary: The ego-vehicle is (.+)$", re.M)

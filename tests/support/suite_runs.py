@@ -19,10 +19,10 @@ from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
 from kinegraph.benchmarks.synthetic import generators
 from kinegraph.runner import run
 from kinegraph.types import RunConfig
-from runner_support import write_egodyn_world
-from suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader
-from suite_worlds import write_stsbench_world, write_tad_world
-from text_reader_model import prompt_text, text_reader
+from tests.support.run_data import write_egodyn_world
+from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader
+from tests.support.suite_worlds import write_stsbench_world, write_tad_world
+from tests.support.text_reader_model import prompt_text, text_reader
 
 SUITES = ("egodyn", "quantiphy", "tad", "stsbench", "dsi", "autodridm")
 EGODYN_WORDS = sorted({c for q in QUESTION_BANK for c in (q.choices or [])})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kinegraph.agents.loopback_wire import Reply
-from text_reader_model import QUESTION, answer_text
+from tests.support.text_reader_model import QUESTION, answer_text
 
 VO_TOPICS = ("turning", "accelerating", "heading", "lateral", "stop-and-go", "brake and then turn")
 
