@@ -22,7 +22,7 @@ import numpy as np
 
 from kinegraph.benchmarks.egodyn_extract import write_qa
 from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 
 #: (label, graph, options): the measured trajectory on every frame and on the VLM's 10, then the paper's

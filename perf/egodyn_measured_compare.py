@@ -25,7 +25,7 @@ from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.egodyn_extract import write_qa  # noqa: E402
 from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
-from kinegraph.runner import run  # noqa: E402
+from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
 
 ARMS = (

@@ -26,7 +26,7 @@ from tests.support.tool_caller_model import tool_caller  # noqa: E402
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS  # noqa: E402
 from kinegraph.benchmarks.synthetic import generators  # noqa: E402
-from kinegraph.runner import run  # noqa: E402
+from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
 
 RUNS = [

@@ -22,9 +22,10 @@ from typing import Any
 def time_runs(args: argparse.Namespace, data: Path, work: Path) -> None:
     import ray
 
-    from kinegraph.ray_runner import RayOptions, acquire_workers, release_workers, run_on_ray
-    from kinegraph.runner import load_samples, run
-    from kinegraph.shard_worker import RunSetup
+    from kinegraph.run import execute as run
+    from kinegraph.run.on_ray import RayOptions, acquire_workers, release_workers, run_on_ray
+    from kinegraph.run.ray_worker import RunSetup
+    from kinegraph.run.setup import load_samples
     from kinegraph.types import RunConfig
 
     config = RunConfig(benchmark="egodyn", graph="egodyn.vo", data=str(data), out_dir=str(work / "local"))
@@ -79,8 +80,8 @@ def time_runs(args: argparse.Namespace, data: Path, work: Path) -> None:
 def overhead(ray: Any, worker: Any, setup: Any, samples: list) -> None:
     """Round trips of empty shards; per real shard, the driver's view minus the worker's compute, and
     what the driver spends on each result (fetch + append to predictions.jsonl)."""
+    from kinegraph.run.invoke import group_samples
     from kinegraph.rundir import PredictionLog
-    from kinegraph.runner import group_samples
 
     ray.get(worker.run_shard.remote(setup, []))
     n = 200

@@ -21,7 +21,7 @@ import numpy as np
 from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
 from kinegraph.graphs import resolve_builder
 from kinegraph.media import write_video
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 
 # The stand-in model server: uvloop like vLLM's own server (uvicorn), answering "straight" after `latency`;

@@ -26,7 +26,7 @@ from tests.support.suite_worlds import write_stsbench_world, write_tad_world  # 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.synthetic import generators  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
-from kinegraph.runner import run  # noqa: E402
+from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
 
 

@@ -294,7 +294,7 @@ def ray_options(
 
     from pydantic import ValidationError
 
-    from kinegraph.ray_runner import RayOptions
+    from kinegraph.run.on_ray import RayOptions
 
     try:
         env = json.loads(runtime_env) if runtime_env else None
@@ -369,7 +369,7 @@ def run(
     import json
     import re
 
-    from kinegraph.runner import run as run_graph
+    from kinegraph.run import execute
     from kinegraph.types import DEVICE_PATTERN, RunConfig
 
     if not re.match(DEVICE_PATTERN, device):
@@ -393,13 +393,10 @@ def run(
         device=device,
     )
     try:
-        if ray is None:
-            summary = run_graph(config, show_progress=progress)
-        else:
-            from kinegraph.ray_runner import run_on_ray
-
+        options = None
+        if ray is not None:
             options = ray_options(ray, ray_workers, ray_shard_groups, ray_cpus, ray_gpus, ray_runtime_env)
-            summary = run_on_ray(config, options, show_progress=progress)
+        summary = execute(config, options, show_progress=progress)
     except KeyboardInterrupt:
         raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
     except ValueError as exc:
@@ -436,7 +433,7 @@ def sweep(
     progress: Annotated[bool, typer.Option(help="Show a progress bar per run.")] = True,
 ) -> None:
     """Run every combination of a sweep file, one run directory each, then one comparison report."""
-    from kinegraph.sweep_runner import run_sweep, summary_json
+    from kinegraph.run.sweep import run_sweep, summary_json
 
     def announce(plan: Any) -> None:
         typer.echo(f"== {plan.benchmark}/{plan.name}", err=True)

@@ -69,7 +69,7 @@ def _run_all(
     base_url: str | None,
 ) -> list[Path]:
     from kinegraph.graphs import graphs as registry
-    from kinegraph.runner import run
+    from kinegraph.run import execute as run
 
     run_dirs = []
     for graph in graphs:

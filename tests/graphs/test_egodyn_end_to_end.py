@@ -13,7 +13,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.report import compare
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world
 from tests.support.text_reader_model import text_reader

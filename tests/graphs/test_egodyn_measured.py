@@ -15,7 +15,7 @@ from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.egodyn_extract import write_jsonl, write_qa
 from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
 from kinegraph.report import compare
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 from tests.support.text_reader_model import text_reader
 

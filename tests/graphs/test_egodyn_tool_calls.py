@@ -9,7 +9,7 @@ import pytest
 from kinegraph.agents.loopback import AnthropicLoopback, OpenAILoopback
 from kinegraph.agents.loopback_wire import Reply
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 from tests.support.text_reader_model import text_reader
 from tests.support.tool_caller_model import conversation_text, has_tool_result, tool_caller

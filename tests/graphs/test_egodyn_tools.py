@@ -6,8 +6,8 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
+from kinegraph.run import execute as run
 from kinegraph.rundir import read_predictions
-from kinegraph.runner import run
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world
 from tests.support.text_reader_model import text_reader

@@ -16,7 +16,7 @@ from kinegraph.benchmarks.synthetic import generators
 from kinegraph.graphs.quantiphy_prompts import SYSTEM_PROMPT
 from kinegraph.media import read_video
 from kinegraph.report import compare
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
 from kinegraph.benchmarks.synthetic import generators
-from kinegraph.runner import run
+from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader

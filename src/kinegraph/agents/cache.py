@@ -103,5 +103,12 @@ class ResponseCache:
             (key, provider, model, response.model_dump_json(), time.time()),
         )
 
+    def rows_for(self, provider: str, model: str) -> dict[str, str]:
+        """Every stored response of one model as key -> response JSON (a snapshot for Ray workers)."""
+        rows = self._connect().execute(
+            "SELECT key, response FROM responses WHERE provider = ? AND model = ?", (provider, model)
+        )
+        return dict(rows.fetchall())
+
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])

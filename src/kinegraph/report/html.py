@@ -28,7 +28,8 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def _table(header: list[str], body: list[list[str]]) -> str:
+def html_table(header: list[str], body: list[list[str]]) -> str:
+    """A plain HTML table of escaped text cells."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     rows_html = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
@@ -42,11 +43,11 @@ def render(comparison: Comparison) -> str:
         "interval, for the primary metric and for each question / task; * marks an interval that "
         "excludes 0 (per item, not corrected for multiplicity). Scores are the official metric; errors are "
         "failed calls (not parse failures), shown separately and never rewritten into answers.</p>",
-        _table(header, body),
+        html_table(header, body),
         "<h2>Difference from the baseline</h2>",
         _img(plots.delta_forest(comparison), "deltas"),
         "<h2>Per question / task</h2>",
-        _table(*item_rows(comparison)) if comparison.item_names else "",
+        html_table(*item_rows(comparison)) if comparison.item_names else "",
         _img(plots.breakdown_bars(comparison, comparison.primary), "breakdown"),
         _img(plots.item_forest(comparison), "item deltas"),
     ]
@@ -58,7 +59,7 @@ def render(comparison: Comparison) -> str:
             ]
     parts.append(
         "<h2>Runs</h2>"
-        + _table(
+        + html_table(
             ["run", "directory", "tokens in", "tokens out", "requests", "cached", "cost $"],
             [
                 [

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from kinegraph.graphs import graphs, resolve_builder
 from kinegraph.graphs.state import GraphContext
+from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import Uploads, build_media, trajectory_context
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
@@ -242,22 +243,12 @@ class QAService:
             runtime = GraphContext(
                 backend=self.backend if graph.needs_model else None, limiter=self._model_slots
             )
-            failed = Prediction(sample_id=request_id, benchmark=sample.benchmark, status=Status.graph_error)
-            try:
-                state = await compiled.ainvoke(
-                    {"samples": [sample], "measurements": {}, "results": []}, context=runtime
-                )
-            except Exception as exc:  # noqa: BLE001 - reported as a graph failure, never as a traceback
-                log.exception("graph %s raised on request %s", graph.name, request_id)
-                return failed.model_copy(update={"error": repr(exc)})
-            results = state.get("results", [])
-            prediction = next((p for p in results if p.sample_id == request_id), None)
-            if prediction is None:
-                return failed.model_copy(update={"error": "the graph returned no result"})
-            frames = prediction.frames or state.get("frame_record")
+            (prediction,) = await invoke_group(compiled, [sample], runtime)
+            if prediction.status == Status.graph_error:
+                log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
             return prediction.model_copy(
                 update={
-                    "frames": self._public_frames(frames, workdir),
+                    "frames": self._public_frames(prediction.frames, workdir),
                     "error": self._public_text(prediction.error, workdir),
                 }
             )

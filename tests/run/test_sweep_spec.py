@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from kinegraph.errors import DataError
-from kinegraph.sweep import expand, load_sweep, option_grid, run_name
+from kinegraph.run.sweep_spec import expand, load_sweep, option_grid, run_name
 from tests.support.run_data import write_graph_module
 
 

@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
+from kinegraph.run.sweep import run_sweep
 from kinegraph.rundir import read_predictions
-from kinegraph.sweep_runner import run_sweep
 from tests.support.run_data import write_egodyn_world, write_graph_module
 from tests.support.text_reader_model import text_reader
 

@@ -8,8 +8,8 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.protocol import GenerateResponse
-from kinegraph.runner import load_samples
-from kinegraph.shard_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
+from kinegraph.run.ray_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
+from kinegraph.run.setup import load_samples
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world
 from tests.support.text_reader_model import text_reader

@@ -1,9 +1,9 @@
 """The Ray side of a distributed run: a worker that runs clip-aligned shards through the run's graph.
 
 One `ShardWorker` per Ray actor. It answers `run_shard(setup, samples)` with the shard's predictions,
-produced by the same `_run_group` the single-process runner uses. The compiled graph and the backend are
-built when a run's first shard arrives and kept while the graph, model and options stay the same (a
-local `transformers` model is loaded once per worker, not per sample or per run).
+produced by the same `invoke_group` the single-process runner and serve use. The compiled graph and the
+backend are built when a run's first shard arrives and kept while the graph, model and options stay the
+same (a local `transformers` model is loaded once per worker, not per sample or per run).
 
 Response cache: every worker starts from a snapshot of the driver's cache (this model's rows) held in
 memory, and returns the responses it added with each shard; the driver merges them into its SQLite
@@ -21,7 +21,8 @@ from typing import Any
 
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.graphs.state import GraphContext
-from kinegraph.runner import _run_group, build_graph, group_samples, tool_batches
+from kinegraph.run.invoke import group_samples, invoke_group
+from kinegraph.run.setup import build_graph, tool_batches
 from kinegraph.types import Prediction, RunConfig, Sample
 
 #: A cache row as it travels between workers and the driver: (key, provider, model, response JSON).
@@ -135,10 +136,11 @@ class ShardWorker:
         groups_sem, config = self._groups, setup.config
         context = GraphContext(backend=self.backend, limiter=self._limiter, tools=tool_batches(config))
         start = time.perf_counter()
+        stamp = {"graph": config.graph, "model": config.model}
 
         async def one(group: list[Sample]) -> list[Prediction]:
             async with groups_sem:
-                return await _run_group(self.graph, group, context, config)
+                return await invoke_group(self.graph, group, context, stamp=stamp)
 
         groups = group_samples(samples)
         results = await asyncio.gather(*(one(g) for g in groups))

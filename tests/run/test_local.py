@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
+from kinegraph.run import execute as run
 from kinegraph.rundir import read_predictions
-from kinegraph.runner import run
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_hf, write_graph_module
 
@@ -147,7 +147,7 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(tmp_path, graph_spec)
 def test_overlapping_runs_restore_the_collector_once_the_last_one_ends():
     import gc
 
-    from kinegraph.runner import collect_garbage_rarely
+    from kinegraph.run.local import collect_garbage_rarely
 
     before = gc.get_threshold()
     first, second = collect_garbage_rarely(), collect_garbage_rarely()

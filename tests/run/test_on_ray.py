@@ -18,7 +18,9 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.cli import fill_optional_values
-from kinegraph.ray_runner import (
+from kinegraph.run import execute as run
+from kinegraph.run.invoke import group_samples
+from kinegraph.run.on_ray import (
     RayOptions,
     release_workers,
     run_on_ray,
@@ -26,8 +28,8 @@ from kinegraph.ray_runner import (
     worker_count,
     worker_resources,
 )
+from kinegraph.run.setup import load_samples
 from kinegraph.rundir import read_predictions
-from kinegraph.runner import group_samples, load_samples, run
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world, write_graph_module
 from tests.support.text_reader_model import text_reader
@@ -159,7 +161,7 @@ def test_rerun_schedules_only_missing_samples(ray_address, world, tmp_path):
 
 
 def test_sweep_on_ray_same_metrics_as_local_sweep(ray_address, world, tmp_path):
-    from kinegraph.sweep_runner import run_sweep
+    from kinegraph.run.sweep import run_sweep
 
     _, graph_spec = ray_address
     with OpenAILoopback(responder=text_reader) as server:

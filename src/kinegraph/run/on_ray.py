@@ -2,7 +2,7 @@
 
 The driver loads the samples, skips those already in predictions.jsonl, groups the rest by clip and
 packs whole groups into shards. A pool of `ShardWorker` actors (graph and backend built once per actor)
-runs the shards with the runner's own `_run_group`; results stream back to the driver, which alone
+runs the shards with the runner's own `invoke_group`; results stream back to the driver, which alone
 appends to predictions.jsonl and merges the workers' new cache rows. Scoring, the official export and
 run.json are the single-process runner's, so a Ray run and a local run leave the same directory.
 """
@@ -10,7 +10,6 @@ run.json are the single-process runner's, so a Ray run and a local run leave the
 from __future__ import annotations
 
 import math
-import sqlite3
 import time
 import uuid
 from collections import deque
@@ -25,10 +24,12 @@ from kinegraph.agents.cache import ResponseCache, resolve_cache_path
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.graphs import resolve_builder
 from kinegraph.graphs.state import GraphContext
-from kinegraph.progress import RunProgress
+from kinegraph.run.invoke import group_samples
+from kinegraph.run.progress import RunProgress
+from kinegraph.run.ray_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
+from kinegraph.run.setup import build_graph, load_samples
+from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog
-from kinegraph.runner import RunSummary, _finish, build_graph, group_samples, load_samples, start_run
-from kinegraph.shard_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
 from kinegraph.types import RunConfig, Sample
 
 INSTALL_HINT = "Ray is not installed: pip install 'kinegraph[ray]' (or pip install ray)"
@@ -147,11 +148,7 @@ def cache_snapshot(config: RunConfig) -> tuple[ResponseCache | None, dict[str, s
         return None, {}
     cache = ResponseCache(path)
     provider, _, model = config.model.partition(":")
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        rows = conn.execute(
-            "SELECT key, response FROM responses WHERE provider = ? AND model = ?", (provider, model)
-        ).fetchall()
-    return cache, dict(rows)
+    return cache, cache.rows_for(provider, model)
 
 
 def run_on_ray(
@@ -174,7 +171,7 @@ def run_on_ray(
     log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     shards = shard_groups(group_samples(pending), options.shard_groups)
-    context = GraphContext()  # carries the counters _finish reports (groups, decodes)
+    context = GraphContext()  # carries the counters finish_run reports (groups, decodes)
     run_info = start_run(config, ray={"address": options.address or "local", "shards": len(shards)})
     status, n_new, t0 = "completed", 0, time.perf_counter()
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
@@ -189,7 +186,7 @@ def run_on_ray(
         raise
     finally:
         log.close()
-        summary = _finish(config, samples, run_info, status, n_new, time.perf_counter() - t0, context)
+        summary = finish_run(config, samples, run_info, status, n_new, time.perf_counter() - t0, context)
     return summary
 
 

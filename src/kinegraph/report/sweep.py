@@ -1,0 +1,63 @@
+"""A sweep's reports: per benchmark a full comparison, across all one page with every table and run status."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from kinegraph.report.compare import compare
+from kinegraph.report.html import html_table, write_report
+from kinegraph.report.tables import markdown, rows
+
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
+
+
+class SweepRun(Protocol):
+    """What the reports read of one run of a sweep."""
+
+    name: str
+    benchmark: str
+    out_dir: str
+    status: str
+    n_predictions: int
+    error: str | None
+
+
+def write_sweep_reports(out_dir: Path, runs: Sequence[SweepRun], n_boot: int = 2000) -> dict[str, str]:
+    """Per benchmark: a full comparison report (the first run is the baseline); across all: report.html
+    and report.md with every benchmark's table and every run's status."""
+    reports: dict[str, str] = {}
+    md = ["# Sweep", ""]
+    page = [f"<h1>kinegraph sweep · {html.escape(str(out_dir))}</h1>"]
+    for benchmark in dict.fromkeys(r.benchmark for r in runs):
+        usable = [r for r in runs if r.benchmark == benchmark and r.n_predictions > 0]
+        if not usable:
+            continue
+        comparison = compare([r.out_dir for r in usable], n_boot=n_boot)
+        report = write_report(comparison, out_dir / benchmark / REPORT_HTML)
+        reports[benchmark] = str(report)
+        header, body = rows(comparison)
+        md += [f"## {benchmark}", "", markdown(comparison), f"Full report: {benchmark}/{REPORT_HTML}", ""]
+        page += [
+            f"<h2>{html.escape(benchmark)}</h2>",
+            html_table(header, body),
+            f'<p><a href="{html.escape(benchmark)}/{REPORT_HTML}">full report with plots</a></p>',
+        ]
+    status_header = ["benchmark", "run", "status", "predictions", "error"]
+    status_rows = [[r.benchmark, r.name, r.status, str(r.n_predictions), r.error or ""] for r in runs]
+    page += ["<h2>Runs</h2>", html_table(status_header, status_rows)]
+    md += ["## Runs", "", "| " + " | ".join(status_header) + " |", "|" + "---|" * len(status_header)]
+    md += ["| " + " | ".join(row) + " |" for row in status_rows]
+    (out_dir / REPORT_MD).write_text("\n".join(md) + "\n")
+    (out_dir / REPORT_HTML).write_text(
+        "<!doctype html><html><head><meta charset=utf-8><title>kinegraph sweep</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
+        "th,td{border:1px solid #ccc;padding:.3rem .5rem}</style></head><body>"
+        + "\n".join(page)
+        + "</body></html>"
+    )
+    reports["all"] = str(out_dir / REPORT_HTML)
+    return reports

@@ -1,0 +1,61 @@
+"""What a run needs before its first group: samples, the compiled graph, the model backend, GPU batching."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from kinegraph.agents.protocol import Backend
+from kinegraph.graphs import resolve_builder
+from kinegraph.graphs.tool_batches import ToolBatches
+from kinegraph.suites import suites
+from kinegraph.types import RunConfig, Sample
+
+
+def load_samples(config: RunConfig) -> list[Sample]:
+    suite = suites.get(config.benchmark)
+    if config.data is None:
+        raise ValueError(f"--data is required: the {config.benchmark} files to run on")
+    samples = suite.load(config.data, **config.loader_options)
+    if config.limit is not None:
+        samples = samples[: config.limit]
+    return samples
+
+
+def build_graph(config: RunConfig) -> tuple[Any, bool]:
+    """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`).
+    An option the builder does not take is refused in one line that lists the ones it does."""
+    builder = resolve_builder(config.graph)
+    accepted = [
+        p.name
+        for p in inspect.signature(builder).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(config.options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"graph {config.graph} has no option {', '.join(map(repr, unknown))} "
+            f"(options: {', '.join(accepted) or 'none'})"
+        )
+    return builder(**config.options), getattr(builder, "needs_model", True)
+
+
+def tool_batches(config: RunConfig) -> ToolBatches:
+    """The run's GPU-tool batching stage on `config.device`; a CUDA device that is absent is refused."""
+    if config.device.startswith("cuda"):
+        from kinegraph.tools.gpu_flow import resolve_device
+
+        resolve_device(config.device)
+    return ToolBatches(config.device)
+
+
+def make_backend(config: RunConfig) -> Backend:
+    from kinegraph.agents import get_backend
+
+    cache: Any = config.cache if config.use_cache else False
+    return get_backend(
+        config.model,  # type: ignore[arg-type]
+        base_url=config.base_url,
+        cache=cache,
+        **config.model_options,
+    )
