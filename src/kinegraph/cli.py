@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer._click import exceptions as click_errors  # typer vendors click; its errors live here
+from typer.core import TyperGroup
 
 #: Options whose value may be left out (`--ray` alone = `--ray local`); typer has no optional-value options.
 OPTIONAL_VALUES = {"--ray": "local"}
@@ -25,17 +27,35 @@ def fill_optional_values(args: list[str]) -> list[str]:
     return out
 
 
-class App(typer.Typer):
-    """The typer app, with `fill_optional_values` applied to the command line."""
+class KinegraphGroup(TyperGroup):
+    """The top-level command: `fill_optional_values` on the arguments, and usage mistakes (a missing
+    option, a bad value, an unknown command) end in one line and exit 2."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not args and "args" not in kwargs:
-            kwargs["args"] = fill_optional_values(sys.argv[1:])
-        return super().__call__(*args, **kwargs)
+    def main(self, args: Any = None, *rest: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        args = fill_optional_values(list(sys.argv[1:] if args is None else args))
+        if not standalone_mode:
+            return super().main(args, *rest, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(args, *rest, standalone_mode=False, **kwargs)
+        except click_errors.NoArgsIsHelpError as exc:
+            typer.echo(exc.ctx.get_help() if exc.ctx else exc.format_message(), err=True)
+            sys.exit(2)
+        except click_errors.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "kinegraph"
+            typer.echo(f"error: {where}: {exc.format_message().rstrip('.')} (see {where} --help)", err=True)
+            sys.exit(2)
+        except click_errors.ClickException as exc:
+            typer.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("error: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
-app = App(
+app = typer.Typer(
     help="Run VLM + physical-tool graphs over motion benchmarks and score them as the official code does.",
+    cls=KinegraphGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -500,7 +520,7 @@ def serve(
     host: Annotated[
         str, typer.Option(help="Interface to listen on (non-loopback needs API keys).")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8000,
     model: Annotated[
         str | None, typer.Option(envvar="KINEGRAPH_SERVE_MODEL", help="PROVIDER:MODEL behind the graphs.")
     ] = None,

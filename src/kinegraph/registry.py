@@ -21,16 +21,20 @@ class UnknownEntryError(KeyError):
 
 
 def import_object(spec: str) -> object:
-    """Import `package.module:attribute` (or `package.module.attribute`)."""
+    """Import `package.module:attribute` (or `package.module.attribute`); one line when it is not there."""
     if ":" in spec:
         module_name, attr = spec.split(":", 1)
     else:
         module_name, _, attr = spec.rpartition(".")
     if not module_name or not attr:
         raise ValueError(f"expected 'package.module:attribute', got {spec!r}")
-    module = importlib.import_module(module_name)
-    obj: object = module
+    try:
+        obj: object = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownEntryError(f"cannot import {spec!r}: {exc}") from None
     for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UnknownEntryError(f"cannot import {spec!r}: {module_name} has no {attr!r}")
         obj = getattr(obj, part)
     return obj
 

@@ -23,9 +23,10 @@ def serve(
     from kinegraph.serve.app import create_app
 
     check_bind(host, settings)
+    app = create_app(settings)  # bad settings (an unknown graph) are refused before anything is printed
     if not settings.auth_enabled:
         sys.stderr.write("no API keys configured: authentication is off and only loopback may connect\n")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, server_header=False)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
 
 
 class BackgroundServer:
