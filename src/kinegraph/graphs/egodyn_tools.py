@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.graphs.egodyn import load_arrays
+from kinegraph.graphs.egodyn_arrays import load_arrays
 from kinegraph.graphs.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
@@ -226,6 +226,14 @@ FROM_VO_SIGNALS: dict[str, Callable[[VOSignals], dict[str, Any]]] = {
     "vo": vo_from_signals,
     "tcogmap_vo": tcogmap_from_signals,
 }
+
+
+def check_probes(probes: Sequence[str]) -> None:
+    """ValueError naming the known probes when one is unknown or none is named (checked at build time)."""
+    unknown = [p for p in probes if p not in PROBES and p not in CLIP_PROBES]
+    if unknown or not probes:
+        known = sorted({*PROBES, *CLIP_PROBES})
+        raise ValueError(f"probes must name at least one of {known}, got {list(probes)}")
 
 
 def measure_probes(
