@@ -232,7 +232,7 @@ def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp
 
 @pytest.mark.parametrize("graph", ["egodyn.tools", "egodyn.tool_calls"])
 def test_bad_probe_names_are_rejected_at_build_time(graph):
-    from kinegraph.graphs import resolve_builder
+    from kinegraph.graphs import graph_spec
 
     with pytest.raises(ValueError, match=r"probes must name at least one of \['flow', 'gpu_flow', 'tcogmap'"):
-        resolve_builder(graph)(probes=["vo", "lidar"])
+        graph_spec(graph).build({"probes": ["vo", "lidar"]})

@@ -260,8 +260,3 @@ def build_tools(
         blocks=tool_blocks,
         prelude=probe_prelude(probes, encoding, num_frames),
     )
-
-
-# The serving layer asks for a trajectory with requests to these graphs (they read kinematics arrays).
-build_trajectory.needs_trajectory = True  # type: ignore[attr-defined]
-build_text_only.needs_trajectory = True  # type: ignore[attr-defined]

@@ -142,6 +142,3 @@ def build_measured_trajectory(
     return vlm_graph(
         num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=trajectory_blocks, prelude=prelude
     )
-
-
-build_measured.needs_model = False  # type: ignore[attr-defined]

@@ -74,9 +74,6 @@ def build_oracle() -> CompiledStateGraph:
     return graph.compile()
 
 
-build_oracle.needs_model = False  # type: ignore[attr-defined]
-
-
 def threaded_probe(name: str, measure: Callable[[Any], dict[str, Any]]) -> Callable[..., Any]:
     """Node: a CPU probe on the decoded frames, in a worker thread."""
 
@@ -262,8 +259,3 @@ def measure_probes(
         else:
             out[n] = PROBES[n](frames)
     return out
-
-
-for _builder in (build_vo, build_flow, build_gpu_flow):
-    _builder.needs_model = False  # type: ignore[attr-defined]
-build_gpu_flow.needs_gpu = True  # type: ignore[attr-defined]  # on Ray: a GPU per worker when the cluster has one
