@@ -1,7 +1,7 @@
-"""`egodyn.vision` vs `egodyn.tools` (text and calls mode) on a synthetic EgoDyn world; prints the table.
+"""`egodyn.vision` vs `egodyn.tools` and `egodyn.tool_calls` on a synthetic EgoDyn world; prints the table.
 
 The model is the text-only stand-in of the tests behind a real OpenAI-compatible loopback server: it cannot
-see images; in calls mode it asks for `visual_odometry` on the questions VO answers and for
+see images; offered the probes as functions it asks for `visual_odometry` on the questions VO answers and for
 `ego_motion_summary` on the others
 (`tests/support/tool_caller_model.py`), then reads the tool text. The figures show
 what the probes make answerable and what the calls cost in requests and tokens, not what a VLM would score.
@@ -31,10 +31,10 @@ from kinegraph.types import RunConfig  # noqa: E402
 
 RUNS = [
     ("egodyn.vision", {}, text_reader),
-    ("egodyn.tools text", {}, text_reader),
-    ("egodyn.tools calls", {"mode": "calls"}, tool_caller),
-    ("egodyn.tools calls, never called", {"mode": "calls"}, text_reader),
-    ("egodyn.tools calls, grouped", {"mode": "calls", "grouped": True}, tool_caller),
+    ("egodyn.tools", {}, text_reader),
+    ("egodyn.tool_calls", {}, tool_caller),
+    ("egodyn.tool_calls never called", {}, text_reader),
+    ("egodyn.tool_calls grouped", {"grouped": True}, tool_caller),
 ]
 
 

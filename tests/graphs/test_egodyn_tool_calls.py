@@ -1,4 +1,4 @@
-"""`egodyn.tools` in calls mode end to end: real loopback servers, a text-only model that calls tools."""
+"""`egodyn.tool_calls` end to end: real loopback servers, a text-only model that calls tools."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from tests.support.tool_caller_model import conversation_text, has_tool_result, 
 
 OFFERED = {"visual_odometry", "optical_flow", "ego_motion_summary"}
 MEASURED_TITLE = "TCogMap ego-motion summary of the measured metric trajectory: the ego vehicle is "
-CALLS = {"mode": "calls"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +26,7 @@ def rendered(tmp_path_factory):
     return generators.get("egodyn")(tmp_path_factory.mktemp("synth"), n=4, seed=3)
 
 
-def _run(server, rendered, out, graph="egodyn.tools", model="vllm:reader", **config):
+def _run(server, rendered, out, graph="egodyn.tool_calls", model="vllm:reader", **config):
     return run(
         RunConfig(
             benchmark="egodyn",
@@ -63,7 +62,7 @@ def vision_run(rendered, tmp_path_factory):
 
 def test_calls_mode_sends_tools_runs_the_calls_and_beats_blind_vision(rendered, tmp_path, vision_run):
     with OpenAILoopback(responder=tool_caller) as server:
-        summary = _run(server, rendered, tmp_path / "calls", options=CALLS)
+        summary = _run(server, rendered, tmp_path / "calls")
         bodies = [r.body for r in server.requests]
     assert set(summary.status_counts) <= {"ok", "parse_failure"} and summary.decodes == 8
 
@@ -114,7 +113,7 @@ def test_calls_mode_sends_tools_runs_the_calls_and_beats_blind_vision(rendered, 
 
 def test_a_model_that_never_calls_tools_answers_as_vision(rendered, tmp_path, vision_run):
     with OpenAILoopback(responder=text_reader) as server:
-        summary = _run(server, rendered, tmp_path / "calls", options=CALLS)
+        summary = _run(server, rendered, tmp_path / "calls")
         bodies = [r.body for r in server.requests]
     assert len(bodies) == summary.n_predictions and all(b["tools"] and not has_tool_result(b) for b in bodies)
     answers = {p["sample_id"]: p["answer"] for p in _predictions(tmp_path / "calls")}
@@ -123,7 +122,7 @@ def test_a_model_that_never_calls_tools_answers_as_vision(rendered, tmp_path, vi
 
 def test_grouped_calls_mode_asks_once_per_clip_round(rendered, tmp_path):
     with OpenAILoopback(responder=tool_caller) as server:
-        summary = _run(server, rendered, tmp_path / "g", options={**CALLS, "grouped": True}, limit=28)
+        summary = _run(server, rendered, tmp_path / "g", options={"grouped": True}, limit=28)
         bodies = [r.body for r in server.requests]
     assert len(bodies) == 4  # two clips, each: one request calling both tools, one answering all 14
     follow = next(b for b in bodies if has_tool_result(b))
@@ -144,7 +143,7 @@ def test_unknown_tool_and_bad_arguments_are_answered_not_fatal(rendered, tmp_pat
         return text_reader(body)
 
     with OpenAILoopback(responder=confused) as server:
-        summary = _run(server, rendered, tmp_path / "u", options=CALLS, limit=14)
+        summary = _run(server, rendered, tmp_path / "u", limit=14)
         follow = next(r.body for r in server.requests if has_tool_result(r.body))
     assert set(summary.status_counts) <= {"ok", "parse_failure"}
     assert [m["content"] for m in follow["messages"][-2:]] == [
@@ -162,9 +161,7 @@ def test_unknown_tool_and_bad_arguments_are_answered_not_fatal(rendered, tmp_pat
 def test_calls_mode_through_the_anthropic_wire(rendered, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "loopback-key")
     with AnthropicLoopback(responder=tool_caller) as server:
-        summary = _run(
-            server, rendered, tmp_path / "a", model="anthropic:claude-haiku-4-5", options=CALLS, limit=14
-        )
+        summary = _run(server, rendered, tmp_path / "a", model="anthropic:claude-haiku-4-5", limit=14)
         bodies = [r.body for r in server.requests]
     assert set(summary.status_counts) <= {"ok", "parse_failure"}
     assert {t["name"] for t in bodies[0]["tools"]} == OFFERED and "input_schema" in bodies[0]["tools"][0]
@@ -214,17 +211,18 @@ def test_replay_answers_recorded_text_through_calls_mode(rendered, tmp_path):
 def test_cli_runs_calls_mode(rendered, tmp_path, kinegraph):
     with OpenAILoopback(responder=tool_caller) as server:
         kinegraph(
-            "run", "egodyn", "--graph", "egodyn.tools", "--option", "mode=calls", "--model", "vllm:reader",
+            "run", "egodyn", "--graph", "egodyn.tool_calls", "--model", "vllm:reader",
             "--base-url", server.base_url, "--data", rendered, "--out", tmp_path / "cli", "--limit", "14",
             "--no-cache", "--no-progress",
         )  # fmt: skip
         assert sum(has_tool_result(r.body) for r in server.requests) == 14
-    assert json.loads((tmp_path / "cli" / "run.json").read_text())["config"]["options"] == CALLS
+    config = json.loads((tmp_path / "cli" / "run.json").read_text())["config"]
+    assert (config["graph"], config["options"]) == ("egodyn.tool_calls", {})
 
 
 def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp_path):
     with OpenAILoopback(responder=text_reader) as server:
-        _run(server, rendered, tmp_path / "t", limit=14)
+        _run(server, rendered, tmp_path / "t", graph="egodyn.tools", limit=14)
         bodies = [r.body for r in server.requests]
     assert all("tools" not in b for b in bodies)
     text = conversation_text(bodies[0])
@@ -232,10 +230,9 @@ def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp
     assert f"\n{MEASURED_TITLE}" in text and "max_speed: " in text
 
 
-def test_bad_mode_and_probe_names_are_rejected_at_build_time():
-    from kinegraph.graphs.egodyn import build_tools
+@pytest.mark.parametrize("graph", ["egodyn.tools", "egodyn.tool_calls"])
+def test_bad_probe_names_are_rejected_at_build_time(graph):
+    from kinegraph.graphs import graph_spec
 
-    with pytest.raises(ValueError, match="mode must be 'text' or 'calls'"):
-        build_tools(mode="call")
-    with pytest.raises(ValueError, match="probes must name at least one of"):
-        build_tools(probes=("vo", "lidar"), mode="calls")
+    with pytest.raises(ValueError, match=r"probes must name at least one of \['flow', 'gpu_flow', 'tcogmap'"):
+        graph_spec(graph).build({"probes": ["vo", "lidar"]})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from kinegraph.graphs import graphs, resolve_builder
+from kinegraph.graphs import graph_spec, graphs
 
 SNAPSHOTS = Path(__file__).parent / "topologies"
 ROOT = Path(__file__).parents[2]
@@ -18,7 +18,7 @@ ROOT = Path(__file__).parents[2]
 
 @pytest.mark.parametrize("name", graphs.names())
 def test_topology_snapshot(name):
-    mermaid = resolve_builder(name)().get_graph().draw_mermaid()
+    mermaid = graph_spec(name).build({}).get_graph().draw_mermaid()
     path = SNAPSHOTS / f"{name}.mmd"
     if os.environ.get("KINEGRAPH_UPDATE_SNAPSHOTS"):
         path.write_text(mermaid)

@@ -11,20 +11,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-import numpy as np
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, TextPart
 from kinegraph.evaluators.egodyn import parse_answer
 from kinegraph.graphs import egodyn_prompts as prompts
+from kinegraph.graphs.egodyn_arrays import load_arrays
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
-from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, ToolOffer, ask_with_tools
+from kinegraph.graphs.tool_calls import ToolOffer, ask_with_tools
 from kinegraph.types import Sample, Status
 
 Encoding = Literal["summary", "timeseries", "coordinates", "full"]
@@ -155,16 +155,7 @@ def encode_trajectory(encoding: Encoding, num_points: int) -> Callable[..., Any]
     return encode
 
 
-def load_arrays(sample: Sample) -> dict[str, np.ndarray] | None:
-    """The clip's 31-sample kinematics arrays (`arrays/<clip_id>.npz`), when the layout has them."""
-    path = sample.context.get("arrays_path")
-    if not path:
-        return None
-    with np.load(path) as npz:
-        return {key: npz[key] for key in npz.files}
-
-
-def _vlm_graph(
+def vlm_graph(
     *,
     num_frames: int,
     grouped: bool,
@@ -190,7 +181,7 @@ def build_vision(
     num_frames: int = 10, grouped: bool = False, max_side: int | None = None
 ) -> CompiledStateGraph:
     """`egodyn.vision`: frames + question, upstream prompt; one question per request or grouped by clip."""
-    return _vlm_graph(num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=_no_blocks)
+    return vlm_graph(num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=_no_blocks)
 
 
 def build_trajectory(
@@ -202,7 +193,7 @@ def build_trajectory(
 ) -> CompiledStateGraph:
     """`egodyn.trajectory`: plus the ego trajectory as text (`text_only`: the paper's O=∅ ablation)."""
     prelude = [("encode_trajectory", encode_trajectory(encoding, num_frames))]
-    return _vlm_graph(
+    return vlm_graph(
         num_frames=num_frames,
         grouped=grouped,
         max_side=max_side,
@@ -236,40 +227,36 @@ def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
     return measure
 
 
+def probe_prelude(
+    probes: Sequence[str], encoding: Encoding | None, num_frames: int
+) -> list[tuple[str, Callable[..., Any]]]:
+    """The nodes run before asking in `egodyn.tools` and `egodyn.tool_calls`: measure the clip with the
+    probes, then (with `encoding`) encode the trajectory as text. Unknown probes are refused here."""
+    from kinegraph.graphs.egodyn_tools import check_probes
+
+    check_probes(probes)
+    prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
+    if encoding is not None:
+        prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
+    return prelude
+
+
 def build_tools(
     probes: Sequence[str] = ("vo", "flow", "tcogmap"),
     num_frames: int = 10,
     encoding: Encoding | None = None,
     grouped: bool = False,
     max_side: int | None = None,
-    mode: Literal["text", "calls"] = "text",
-    max_tool_rounds: int = MAX_TOOL_ROUNDS,
 ) -> CompiledStateGraph:
     """`egodyn.tools`: the VLM also gets what deterministic probes measured from the same frames.
 
-    `mode="text"` injects the measurements into the prompt; `mode="calls"` keeps upstream's prompt and
-    offers the probes as functions the model may call (`egodyn_calls`), up to `max_tool_rounds` rounds.
+    The measurements are injected into the prompt (`egodyn.tool_calls` offers them as functions instead).
     With `encoding`, the trajectory text is added too (vision + dynamics + tools).
     """
-    from kinegraph.graphs.egodyn_calls import check_probes, probe_offer
-
-    check_probes(probes)
-    if mode not in ("text", "calls"):
-        raise ValueError(f"mode must be 'text' or 'calls', got {mode!r}")
-    tools = probe_offer(tuple(probes), max_tool_rounds) if mode == "calls" else None
-    prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
-    if encoding is not None:
-        prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
-    return _vlm_graph(
+    return vlm_graph(
         num_frames=num_frames,
         grouped=grouped,
         max_side=max_side,
-        blocks=tool_blocks if tools is None else trajectory_blocks,
-        prelude=prelude,
-        tools=tools,
+        blocks=tool_blocks,
+        prelude=probe_prelude(probes, encoding, num_frames),
     )
-
-
-# The serving layer asks for a trajectory with requests to these graphs (they read kinematics arrays).
-build_trajectory.needs_trajectory = True  # type: ignore[attr-defined]
-build_text_only.needs_trajectory = True  # type: ignore[attr-defined]

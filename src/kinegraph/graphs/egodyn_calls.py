@@ -1,6 +1,6 @@
-"""Non-official: EgoDyn's frame probes as functions the model may call (`egodyn.tools`, calls mode).
+"""Non-official: EgoDyn's frame probes as functions the model may call (`egodyn.tool_calls`).
 
-The probes run once per clip before any question is asked (`measure_ego_motion`, as in the text mode);
+The probes run once per clip before any question is asked (`measure_ego_motion`, as in `egodyn.tools`);
 a call only reveals what was measured. Running them up front keeps the group state plain data (no futures
 or locks to share across the clip's 14 branches), makes every question of a clip see the same numbers,
 and costs one probe pass per clip, small next to one model request.
@@ -14,8 +14,9 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from kinegraph.agents.protocol import ToolSpec
-from kinegraph.graphs.egodyn import Encoding, build_tools
+from kinegraph.graphs.egodyn import Encoding, probe_prelude, trajectory_blocks, vlm_graph
 from kinegraph.graphs.egodyn_prompts import describe_probe
+from kinegraph.graphs.egodyn_tools import check_probes
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool, ToolOffer
 
 #: The function name the model sees for each probe.
@@ -48,13 +49,6 @@ DESCRIPTIONS = {
 NO_ARGUMENTS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def check_probes(probes: Sequence[str]) -> None:
-    """ValueError naming the known probes when one is unknown."""
-    unknown = [p for p in probes if p not in TOOL_NAMES]
-    if unknown or not probes:
-        raise ValueError(f"probes must name at least one of {sorted(TOOL_NAMES)}, got {list(probes)}")
-
-
 def tool_spec(probe: str) -> ToolSpec:
     """The function a probe is offered as (no arguments: the clip is the one being asked about)."""
     return ToolSpec(name=TOOL_NAMES[probe], description=DESCRIPTIONS[probe], parameters=NO_ARGUMENTS)
@@ -70,7 +64,7 @@ def probe_tools(probes: Sequence[str], measured: Mapping[str, dict[str, Any]]) -
 
 
 def probe_offer(probes: Sequence[str], max_rounds: int = MAX_TOOL_ROUNDS) -> ToolOffer:
-    """What `egodyn.tools` offers in calls mode: the probes measured in `measurements["probes"]`."""
+    """What `egodyn.tool_calls` offers: the probes measured in `measurements["probes"]`."""
     check_probes(probes)
     if max_rounds < 1:
         raise ValueError(f"max_tool_rounds must be at least 1, got {max_rounds}")
@@ -87,7 +81,13 @@ def build_tool_calls(
     max_side: int | None = None,
     max_tool_rounds: int = MAX_TOOL_ROUNDS,
 ) -> CompiledStateGraph:
-    """`egodyn.tool_calls`: `egodyn.tools` in calls mode (the probes as functions the model may call)."""
-    return build_tools(
-        probes, num_frames, encoding, grouped, max_side, mode="calls", max_tool_rounds=max_tool_rounds
+    """`egodyn.tool_calls`: upstream's prompt, with the probes of `egodyn.tools` offered as functions the
+    model may call, up to `max_tool_rounds` rounds (with `encoding`, the trajectory text is added too)."""
+    return vlm_graph(
+        num_frames=num_frames,
+        grouped=grouped,
+        max_side=max_side,
+        blocks=trajectory_blocks,
+        prelude=probe_prelude(probes, encoding, num_frames),
+        tools=probe_offer(tuple(probes), max_tool_rounds),
     )

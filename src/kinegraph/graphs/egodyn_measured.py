@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.errors import DataError
-from kinegraph.graphs.egodyn import Encoding, _vlm_graph, trajectory_blocks
+from kinegraph.graphs.egodyn import Encoding, trajectory_blocks, vlm_graph
 from kinegraph.graphs.egodyn_tools import answer_from
 from kinegraph.graphs.measured_clip import decode_clip, measure_clip
 from kinegraph.graphs.nodes import record_group_error, route_on_error
@@ -139,9 +139,6 @@ def build_measured_trajectory(
     the clip instead of the ground truth; the VLM still sees `num_frames` evenly spaced frames."""
     options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
     prelude = [("measure_trajectory", encode_measured_trajectory(encoding, num_frames, options))]
-    return _vlm_graph(
+    return vlm_graph(
         num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=trajectory_blocks, prelude=prelude
     )
-
-
-build_measured.needs_model = False  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.graphs.egodyn import load_arrays
+from kinegraph.graphs.egodyn_arrays import load_arrays
 from kinegraph.graphs.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
@@ -72,9 +72,6 @@ def build_oracle() -> CompiledStateGraph:
     graph.add_edge("measure_oracle", "answer")
     graph.add_edge("answer", END)
     return graph.compile()
-
-
-build_oracle.needs_model = False  # type: ignore[attr-defined]
 
 
 def threaded_probe(name: str, measure: Callable[[Any], dict[str, Any]]) -> Callable[..., Any]:
@@ -228,6 +225,14 @@ FROM_VO_SIGNALS: dict[str, Callable[[VOSignals], dict[str, Any]]] = {
 }
 
 
+def check_probes(probes: Sequence[str]) -> None:
+    """ValueError naming the known probes when one is unknown or none is named (checked at build time)."""
+    unknown = [p for p in probes if p not in PROBES and p not in CLIP_PROBES]
+    if unknown or not probes:
+        known = sorted({*PROBES, *CLIP_PROBES})
+        raise ValueError(f"probes must name at least one of {known}, got {list(probes)}")
+
+
 def measure_probes(
     names: Sequence[str], frames: Any, sample: Sample | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -254,8 +259,3 @@ def measure_probes(
         else:
             out[n] = PROBES[n](frames)
     return out
-
-
-for _builder in (build_vo, build_flow, build_gpu_flow):
-    _builder.needs_model = False  # type: ignore[attr-defined]
-build_gpu_flow.needs_gpu = True  # type: ignore[attr-defined]  # on Ray: a GPU per worker when the cluster has one

@@ -268,7 +268,3 @@ def build_tools(max_frames: int | None = None, max_side: int | None = None) -> C
 def build_hybrid(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
     """`quantiphy.hybrid`: the tool answer when the measurement succeeds, else the VLM's zero-shot answer."""
     return _vlm_tool_graph(fallback=True, max_frames=max_frames, max_side=max_side)
-
-
-for _builder in (build_oracle_tracks, build_tracker):
-    _builder.needs_model = False  # type: ignore[attr-defined]

@@ -12,16 +12,12 @@ import inspect
 import logging
 import tempfile
 import time
-import typing
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
-from kinegraph.graphs import graphs, resolve_builder
+from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
@@ -32,7 +28,6 @@ from kinegraph.types import FrameRecord, Prediction, Sample, Status
 
 log = logging.getLogger("kinegraph.serve")
 
-# Graphs that read the ego trajectory: without one they would answer from an all-zero summary.
 COMPILED_CACHE_SIZE = 64
 FRAME_OPTIONS = ("num_frames",)
 
@@ -44,56 +39,33 @@ _STATUS_HTTP = {
 }
 
 
-class ServedGraph:
-    """A builder, its option types and what it needs."""
+def graph_info(spec: GraphSpec, has_model: bool) -> GraphInfo:
+    """What `/v1/graphs` says of a served graph: its needs and the options its builder takes."""
+    options = [
+        GraphOption(name=o.name, type=o.type_name, default=_json_default(o.default)) for o in spec.options
+    ]
+    return GraphInfo(
+        name=spec.name,
+        description=spec.description,
+        needs_model=spec.needs_model,
+        needs_trajectory=spec.needs_trajectory,
+        available=has_model or not spec.needs_model,
+        options=options,
+    )
 
-    def __init__(self, name: str, builder: Callable[..., Any]) -> None:
-        self.name = name
-        self.builder = builder
-        self.needs_model: bool = getattr(builder, "needs_model", True)
-        self.needs_trajectory: bool = getattr(builder, "needs_trajectory", False)
-        try:
-            hints = typing.get_type_hints(builder)
-        except (NameError, TypeError):  # annotations that do not resolve: options go untyped
-            hints = {}
-        self.parameters = {
-            p.name: (hints.get(p.name, Any), p.default)
-            for p in inspect.signature(builder).parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        }
 
-    def info(self, has_model: bool) -> GraphInfo:
-        doc = inspect.getdoc(self.builder) or ""
-        options = [
-            GraphOption(name=n, type=_type_name(t), default=_json_default(d))
-            for n, (t, d) in self.parameters.items()
-        ]
-        return GraphInfo(
-            name=self.name,
-            description=doc.splitlines()[0] if doc else "",
-            needs_model=self.needs_model,
-            needs_trajectory=self.needs_trajectory,
-            available=has_model or not self.needs_model,
-            options=options,
-        )
-
-    def validate_options(self, options: dict[str, Any], max_frames: int) -> dict[str, Any]:
-        """Options typed by the builder's annotations; integers must be >= 1, frame counts <= max_frames."""
-        out = {}
-        for name, value in options.items():
-            if name not in self.parameters:
-                known = ", ".join(self.parameters) or "none"
-                raise ServeError(422, f"graph_options: {self.name} has no option {name!r} (options: {known})")
-            try:
-                out[name] = TypeAdapter(self.parameters[name][0]).validate_python(value, strict=True)
-            except (ValidationError, TypeError):
-                expected = _type_name(self.parameters[name][0])
-                raise ServeError(422, f"graph_options.{name}: expected {expected}, got {value!r}") from None
-            if isinstance(out[name], int) and not isinstance(out[name], bool):
-                if out[name] < 1 or (name in FRAME_OPTIONS and out[name] > max_frames):
-                    upper = max_frames if name in FRAME_OPTIONS else "any"
-                    raise ServeError(422, f"graph_options.{name}: must be between 1 and {upper}")
-        return out
+def served_options(spec: GraphSpec, options: dict[str, Any], max_frames: int) -> dict[str, Any]:
+    """A request's graph options as the spec types them; integers must be >= 1, frame counts <= max_frames."""
+    try:
+        checked = spec.check_options(options)
+    except ValueError as exc:
+        raise ServeError(422, f"graph_options: {exc}") from None
+    for name, value in checked.items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 1 or (name in FRAME_OPTIONS and value > max_frames):
+                upper = max_frames if name in FRAME_OPTIONS else "any"
+                raise ServeError(422, f"graph_options.{name}: must be between 1 and {upper}")
+    return checked
 
 
 def _json_default(value: Any) -> Any:
@@ -102,17 +74,13 @@ def _json_default(value: Any) -> Any:
     return value if isinstance(value, bool | int | float | str | type(None)) else repr(value)
 
 
-def _type_name(annotation: Any) -> str:
-    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
-
-
 class QAService:
     """The served graphs, the backend, and the compiled-graph cache of one app."""
 
     def __init__(self, settings: ServeSettings, backend: Any = None) -> None:
         self.settings = settings
         names = settings.graphs or tuple(graphs.names())
-        self.graphs = {name: ServedGraph(name, resolve_builder(name)) for name in names}
+        self.graphs = {name: graph_spec(name) for name in names}
         if settings.default_graph not in self.graphs:
             raise ValueError(f"default graph {settings.default_graph!r} is not served ({', '.join(names)})")
         if backend is None and settings.model is not None:
@@ -120,13 +88,15 @@ class QAService:
 
             backend = get_backend(settings.model, base_url=settings.base_url, cache=settings.cache or False)
         self.backend = backend
-        self._compiled: OrderedDict[tuple, Any] = OrderedDict()
+        self._compiled: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._model_slots: asyncio.Semaphore | None = None
+        # derived once, at start: this imports every served builder, so a broken one fails here
+        self._infos = [graph_info(g, backend is not None) for g in self.graphs.values()]
 
     def graph_infos(self) -> list[GraphInfo]:
-        return [g.info(self.backend is not None) for g in self.graphs.values()]
+        return list(self._infos)
 
-    def served(self, name: str | None) -> ServedGraph:
+    def served(self, name: str | None) -> GraphSpec:
         name = name or self.settings.default_graph
         if name not in self.graphs:
             raise ServeError(404, f"unknown graph {name!r}; served: {', '.join(self.graphs)}", "not_found")
@@ -137,13 +107,13 @@ class QAService:
             )
         return graph
 
-    def compiled(self, graph: ServedGraph, options: dict[str, Any]) -> Any:
-        key = (graph.name, tuple(sorted(options.items())))
+    def compiled(self, graph: GraphSpec, options: dict[str, Any]) -> Any:
+        key = (graph.name, repr(sorted(options.items())))  # repr: option values may be lists (`probes`)
         if key in self._compiled:
             self._compiled.move_to_end(key)
             return self._compiled[key]
         try:
-            compiled = graph.builder(**options)
+            compiled = graph.build(options)
         except (TypeError, ValueError) as exc:
             raise ServeError(422, f"graph_options: {exc}") from None
         self._compiled[key] = compiled
@@ -155,7 +125,7 @@ class QAService:
         """Run the request's graph on its inputs within the request timeout."""
         start = time.perf_counter()
         graph = self.served(request.graph)
-        options = graph.validate_options(request.graph_options, self.settings.max_frames)
+        options = served_options(graph, request.graph_options, self.settings.max_frames)
         if graph.needs_trajectory and request.trajectory is None:
             raise ServeError(422, f"graph {graph.name!r} needs a trajectory")
         request_id = request.request_id or uuid.uuid4().hex
@@ -218,7 +188,7 @@ class QAService:
 
     async def _run(
         self,
-        graph: ServedGraph,
+        graph: GraphSpec,
         options: dict[str, Any],
         request: QARequest,
         request_id: str,
@@ -232,7 +202,7 @@ class QAService:
             media, context = await asyncio.to_thread(self._inputs, request, uploads, workdir)
             sample = Sample(
                 id=request_id,
-                benchmark=graph.name.split(".", 1)[0],
+                benchmark=graph.family or graph.name,
                 group=request_id,
                 question=request.question,
                 options=request.options,

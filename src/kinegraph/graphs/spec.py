@@ -1,0 +1,152 @@
+"""A graph's registry entry: what it answers, what it needs, and the options its builder takes.
+
+The metadata lives on the entry, not on the builder function, so the runner, Ray, sweeps and the server
+read one typed record; options are checked against the builder's signature here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from kinegraph.registry import import_object
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+#: The one model role graphs have today: the backend in the runtime context (`GraphContext.backend`).
+MODEL_ROLE = "backend"
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One builder option: its annotation (`Any` when it has none that resolves) and its default
+    (`inspect.Parameter.empty` when the builder has none, which makes the option required)."""
+
+    name: str
+    annotation: Any = Any
+    default: Any = inspect.Parameter.empty
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+    @property
+    def type_name(self) -> str:
+        """The annotation as a user reads it: `int`, `int | None`, `Literal['summary', 'full']`."""
+        if isinstance(self.annotation, type):
+            return self.annotation.__name__
+        return str(self.annotation).replace("typing.", "").replace("collections.abc.", "")
+
+    @cached_property
+    def _adapter(self) -> Any:
+        from pydantic import ConfigDict, TypeAdapter
+
+        return TypeAdapter(self.annotation, config=ConfigDict(arbitrary_types_allowed=True))
+
+    def validate(self, value: Any) -> Any:
+        """`value` checked strictly against the annotation (an int passes as a float, "3" is no int)."""
+        from pydantic import ValidationError
+
+        try:
+            return self._adapter.validate_python(value, strict=True)
+        except ValidationError:
+            raise ValueError(f"expected {self.type_name}, got {value!r}") from None
+
+
+def builder_options(builder: Callable[..., Any]) -> tuple[OptionSpec, ...]:
+    """The options of a builder: its named parameters, their annotations and defaults."""
+    try:
+        hints = typing.get_type_hints(builder)
+    except (NameError, TypeError):  # annotations that do not resolve: the options go untyped
+        hints = {}
+    return tuple(
+        OptionSpec(name=p.name, annotation=hints.get(p.name, Any), default=p.default)
+        for p in inspect.signature(builder).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """A graph: its name, its builder (`module:function`, imported on first use), what it needs to run,
+    and the options its builder takes.
+
+    `family` is the benchmark whose samples it answers (None for a user's builder, which may run on any);
+    `needs_model` False: deterministic tools answer, no backend is made; `needs_gpu`: on Ray, a GPU per
+    worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
+    server refuses a request without one (it would answer from an all-zero summary).
+    """
+
+    name: str
+    target: str
+    description: str
+    family: str | None = None
+    needs_model: bool = True
+    needs_gpu: bool = False
+    needs_trajectory: bool = False
+
+    @property
+    def model_roles(self) -> tuple[str, ...]:
+        """The model roles the graph fills from the runtime context: one backend, or none."""
+        return (MODEL_ROLE,) if self.needs_model else ()
+
+    @property
+    def builder(self) -> Callable[..., Any]:
+        """The builder function (importing its module the first time)."""
+        return import_object(self.target)  # type: ignore[return-value]
+
+    @cached_property
+    def options(self) -> tuple[OptionSpec, ...]:
+        """The option schema, derived from the builder's signature."""
+        return builder_options(self.builder)
+
+    def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """`options` checked against the schema (values as typed by it); a ValueError in one line names
+        what is wrong: an unknown option, a missing one, or a value of the wrong type."""
+        names = [o.name for o in self.options]
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise ValueError(
+                f"graph {self.name} has no option {', '.join(map(repr, unknown))} "
+                f"(options: {', '.join(names) or 'none'})"
+            )
+        missing = [o.name for o in self.options if o.required and o.name not in options]
+        if missing:
+            raise ValueError(f"graph {self.name} needs option {', '.join(map(repr, missing))}")
+        checked = {}
+        for option in self.options:
+            if option.name in options:
+                try:
+                    checked[option.name] = option.validate(options[option.name])
+                except ValueError as exc:
+                    raise ValueError(f"graph {self.name} option {option.name}: {exc}") from None
+        return checked
+
+    def build(self, options: Mapping[str, Any]) -> CompiledStateGraph:
+        """The compiled graph for `options`, once they pass `check_options`."""
+        return self.builder(**self.check_options(options))
+
+
+def user_graph_spec(target: str) -> GraphSpec:
+    """The spec of a user's own builder `package.module:build`. Its flags are the attributes it declares
+    (`build.needs_model = False`, `needs_gpu`, `needs_trajectory`): the documented way to mark them."""
+    try:
+        builder = import_object(target)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"cannot import graph builder {target!r}: {exc}") from None
+    if not callable(builder):
+        raise ValueError(f"graph builder {target!r} is not a function")
+    doc = inspect.getdoc(builder) or ""
+    return GraphSpec(
+        name=target,
+        target=target,
+        description=doc.splitlines()[0] if doc else "",
+        needs_model=bool(getattr(builder, "needs_model", True)),
+        needs_gpu=bool(getattr(builder, "needs_gpu", False)),
+        needs_trajectory=bool(getattr(builder, "needs_trajectory", False)),
+    )

@@ -1,0 +1,180 @@
+"""The graph registry: every shipped graph's spec, its option schema, its flags, and users' own builders."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import pytest
+from langgraph.graph.state import CompiledStateGraph
+
+from kinegraph.graphs import GraphSpec, graph_spec, graphs, resolve_builder
+from kinegraph.registry import UnknownEntryError
+
+VLM_FREE = {
+    "egodyn.oracle",
+    "egodyn.vo",
+    "egodyn.flow",
+    "egodyn.gpu_flow",
+    "egodyn.measured",
+    "quantiphy.oracle_tracks",
+    "quantiphy.tracker",
+}
+FLAGS = ("needs_model", "needs_gpu", "needs_trajectory")
+
+USER_GRAPH = '''
+from langgraph.graph import END, START, StateGraph
+
+from kinegraph.graphs.state import GraphContext, GroupState
+
+
+async def answer(state: GroupState) -> dict:
+    return {"results": []}
+
+
+def build(depth: int, label: str = "x"):
+    """A user's graph that answers nothing.
+
+    More text that is not the description."""
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "answer")
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
+build.needs_model = False
+build.needs_gpu = True
+build.needs_trajectory = True
+
+
+def unmarked():
+    return build(1)
+
+
+NOT_A_BUILDER = 3
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch, request):
+    """The name of a fresh importable module holding `USER_GRAPH` (one name per test: no import cache)."""
+    name = f"user_graph_{request.node.name.replace('[', '_').replace(']', '').replace('.', '_')}"
+    (tmp_path / f"{name}.py").write_text(USER_GRAPH)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+@pytest.mark.parametrize("name", graphs.names())
+def test_every_shipped_graph_has_a_spec_matching_its_builder(name):
+    spec = graph_spec(name)
+    assert isinstance(spec, GraphSpec) and spec.name == name and spec.family == name.split(".")[0]
+    assert spec.description and "\n" not in spec.description
+    assert spec.target == f"kinegraph.graphs.{spec.target.split('.')[2]}"
+    builder = spec.builder
+    hints = typing.get_type_hints(builder)
+    parameters = inspect.signature(builder).parameters.values()
+    assert [(o.name, o.annotation, o.default) for o in spec.options] == [
+        (p.name, hints[p.name], p.default) for p in parameters
+    ]
+    assert not any(o.required for o in spec.options)  # a shipped graph builds with no options at all
+    assert not any(hasattr(builder, flag) for flag in FLAGS)  # the flags live on the spec only
+
+
+def test_flags_of_the_shipped_graphs():
+    specs = [graph_spec(name) for name in graphs.names()]
+    assert {s.name for s in specs if not s.needs_model} == VLM_FREE
+    assert {s.name for s in specs if s.needs_gpu} == {"egodyn.gpu_flow"}
+    assert {s.name for s in specs if s.needs_trajectory} == {"egodyn.trajectory", "egodyn.text_only"}
+    assert {s.model_roles for s in specs if s.name in VLM_FREE} == {()}
+    assert {s.model_roles for s in specs if s.name not in VLM_FREE} == {("backend",)}
+
+
+def test_an_unknown_option_is_refused_in_one_line_naming_the_options():
+    with pytest.raises(ValueError) as excinfo:
+        graph_spec("egodyn.measured").build({"bogus": 1})
+    assert str(excinfo.value) == (
+        "graph egodyn.measured has no option 'bogus' (options: focal_px, camera_height_m, pitch_deg, "
+        "num_frames, correspondences, weights)"
+    )
+    with pytest.raises(ValueError) as excinfo:
+        graph_spec("egodyn.oracle").build({"num_frames": 3})
+    assert str(excinfo.value) == "graph egodyn.oracle has no option 'num_frames' (options: none)"
+
+
+def test_egodyn_tools_has_no_mode_the_calls_are_their_own_graph():
+    with pytest.raises(ValueError) as excinfo:
+        graph_spec("egodyn.tools").build({"mode": "calls"})
+    assert str(excinfo.value) == (
+        "graph egodyn.tools has no option 'mode' (options: probes, num_frames, encoding, grouped, max_side)"
+    )
+    calls = graph_spec("egodyn.tool_calls").build({"max_tool_rounds": 2}).get_graph().nodes
+    text = graph_spec("egodyn.tools").build({}).get_graph().nodes
+    assert "answer_question_with_tools" in calls and "answer_question" in text
+
+
+def test_option_values_are_checked_against_the_annotations():
+    spec = graph_spec("egodyn.vision")
+    with pytest.raises(ValueError) as excinfo:
+        spec.build({"grouped": "yes"})
+    assert str(excinfo.value) == "graph egodyn.vision option grouped: expected bool, got 'yes'"
+    with pytest.raises(ValueError, match=r"option encoding: expected Literal\['summary'"):
+        graph_spec("egodyn.trajectory").check_options({"encoding": "poetry"})
+    assert graph_spec("egodyn.measured").check_options({"focal_px": 800, "num_frames": None}) == {
+        "focal_px": 800.0,
+        "num_frames": None,
+    }
+    assert isinstance(spec.build({"num_frames": 3, "grouped": True}), CompiledStateGraph)
+
+
+def test_option_schema_reads_as_the_user_writes_it():
+    options = {o.name: o for o in graph_spec("egodyn.tools").options}
+    assert options["probes"].type_name == "Sequence[str]"
+    assert options["probes"].default == ("vo", "flow", "tcogmap")
+    assert options["max_side"].type_name == "int | None" and options["num_frames"].type_name == "int"
+
+
+def test_a_users_builder_is_a_spec_with_the_flags_it_declares(user_module):
+    spec = graph_spec(f"{user_module}:build")
+    assert (spec.name, spec.family, spec.description) == (
+        f"{user_module}:build",
+        None,
+        "A user's graph that answers nothing.",
+    )
+    assert (spec.needs_model, spec.needs_gpu, spec.needs_trajectory) == (False, True, True)
+    assert spec.model_roles == ()
+    assert [(o.name, o.required) for o in spec.options] == [("depth", True), ("label", False)]
+    assert isinstance(spec.build({"depth": 2}), CompiledStateGraph)
+    with pytest.raises(ValueError) as excinfo:
+        spec.build({})
+    assert str(excinfo.value) == f"graph {user_module}:build needs option 'depth'"
+    unmarked = graph_spec(f"{user_module}:unmarked")
+    assert (unmarked.needs_model, unmarked.needs_gpu, unmarked.needs_trajectory) == (True, False, False)
+
+
+def test_a_user_builder_that_cannot_be_used_is_refused_in_one_line(user_module):
+    with pytest.raises(ValueError) as excinfo:
+        graph_spec("no_such_package.graphs:build")
+    assert str(excinfo.value) == (
+        "cannot import graph builder 'no_such_package.graphs:build': No module named 'no_such_package'"
+    )
+    with pytest.raises(ValueError, match=f"graph builder '{user_module}:NOT_A_BUILDER' is not a function"):
+        graph_spec(f"{user_module}:NOT_A_BUILDER")
+    with pytest.raises(ValueError, match="cannot import graph builder .*has no attribute 'nope'"):
+        graph_spec(f"{user_module}:nope")
+
+
+def test_an_unknown_name_lists_the_registered_graphs():
+    with pytest.raises(UnknownEntryError, match="unknown graph 'egodyn.nope'; known: autodridm.baseline, "):
+        graph_spec("egodyn.nope")
+
+
+def test_resolve_builder_still_gives_a_builder_with_the_spec_flags(user_module):
+    oracle = resolve_builder("egodyn.oracle")
+    assert (oracle.needs_model, oracle.needs_gpu, oracle.needs_trajectory) == (False, False, False)
+    assert resolve_builder("egodyn.gpu_flow").needs_gpu
+    assert resolve_builder("egodyn.text_only").needs_trajectory
+    vision = resolve_builder("egodyn.vision")
+    assert list(inspect.signature(vision).parameters) == ["num_frames", "grouped", "max_side"]
+    assert isinstance(vision(num_frames=3), CompiledStateGraph)
+    assert not resolve_builder(f"{user_module}:build").needs_model
