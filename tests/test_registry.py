@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kinegraph.registry import Registry, UnknownEntryError, import_object
+from kinegraph.registry import ImportTargetError, Registry, UnknownEntryError, import_object
 
 
 def test_lazy_entries_are_imported_on_first_use_and_kept():
@@ -42,7 +42,7 @@ def test_an_unknown_name_lists_the_known_ones_in_one_line():
     ],
 )
 def test_an_object_that_cannot_be_imported_is_one_line(spec, message):
-    with pytest.raises(UnknownEntryError) as err:
+    with pytest.raises(ImportTargetError) as err:
         import_object(spec)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 

@@ -20,6 +20,10 @@ class UnknownEntryError(KeyError):
         return str(self.args[0])
 
 
+class ImportTargetError(ValueError):
+    """A `package.module:attribute` that cannot be imported; the message says why, in one line."""
+
+
 def import_object(spec: str) -> object:
     """Import `package.module:attribute` (or `package.module.attribute`); one line when it is not there."""
     if ":" in spec:
@@ -31,10 +35,10 @@ def import_object(spec: str) -> object:
     try:
         obj: object = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UnknownEntryError(f"cannot import {spec!r}: {exc}") from None
+        raise ImportTargetError(f"cannot import {spec!r}: {exc}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise UnknownEntryError(f"cannot import {spec!r}: {module_name} has no {attr!r}")
+            raise ImportTargetError(f"cannot import {spec!r}: {module_name} has no {attr!r}")
         obj = getattr(obj, part)
     return obj
 

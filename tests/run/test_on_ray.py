@@ -18,6 +18,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.cli import fill_optional_values
+from kinegraph.graphs import GraphSpec
 from kinegraph.run import execute as run
 from kinegraph.run.invoke import group_samples
 from kinegraph.run.on_ray import (
@@ -244,13 +245,10 @@ def test_shards_are_whole_clips(world):
     assert [len({s.group for s in shard}) for shard in shards] == [3, 3, 2]
 
 
-class _Builder:
-    needs_model = True
-
-
-class _GpuTool:
-    needs_model = False
-    needs_gpu = True
+_Builder = GraphSpec(name="g", target="g:build", description="a model graph")
+_GpuTool = GraphSpec(
+    name="t", target="t:build", description="a GPU tool graph", needs_model=False, needs_gpu=True
+)
 
 
 def test_worker_resources_cpu_gpu_and_counts():

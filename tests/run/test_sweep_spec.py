@@ -36,24 +36,24 @@ def test_grid_models_and_vlm_free_graphs_expand_in_file_order(tmp_path, user_gra
         models:
           - vllm:qwen2.5-vl-7b
           - {{model: "openai:gpt-4o", base_url: "http://other:1/v1"}}
-        options: {{text_only: true}}
+        options: {{num_frames: 4}}
         run: {{concurrency: 4, cache: cache.sqlite, base_url: "http://vllm:8000/v1"}}
         """,
     )
     runs = expand(load_sweep(path), tmp_path / "out", path)
     names = [r.name for r in runs]
     assert names == [
-        "first_option_graph-build__text_only=True",  # VLM-free: once, not once per model
-        "egodyn.trajectory__encoding=summary__text_only=True__vllm-qwen2.5-vl-7b",
-        "egodyn.trajectory__encoding=summary__text_only=True__openai-gpt-4o",
-        "egodyn.trajectory__encoding=timeseries__text_only=True__vllm-qwen2.5-vl-7b",
-        "egodyn.trajectory__encoding=timeseries__text_only=True__openai-gpt-4o",
+        "first_option_graph-build__num_frames=4",  # VLM-free: once, not once per model
+        "egodyn.trajectory__encoding=summary__num_frames=4__vllm-qwen2.5-vl-7b",
+        "egodyn.trajectory__encoding=summary__num_frames=4__openai-gpt-4o",
+        "egodyn.trajectory__encoding=timeseries__num_frames=4__vllm-qwen2.5-vl-7b",
+        "egodyn.trajectory__encoding=timeseries__num_frames=4__openai-gpt-4o",
     ]
     first, openai_run = runs[0].config, runs[2].config
     assert first.model is None and first.data == str(tmp_path / "data" / "egodyn") and first.limit == 28
     assert first.out_dir == str(tmp_path / "out" / "egodyn" / names[0])
     assert openai_run.base_url == "http://other:1/v1" and runs[1].config.base_url == "http://vllm:8000/v1"
-    assert openai_run.options == {"encoding": "summary", "text_only": True} and openai_run.concurrency == 4
+    assert openai_run.options == {"encoding": "summary", "num_frames": 4} and openai_run.concurrency == 4
     assert openai_run.cache == str(tmp_path / "cache.sqlite")
 
 
@@ -82,6 +82,16 @@ def test_option_grid_and_names():
             "'graphs.0'.*unknown graph",
         ),
         ("benchmarks: {egodyn: {data: d}}\ngraphs: [nomodule:build]\n", "'graphs.0'.*nomodule"),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle, egodyn.measured]\n"
+            "options: {num_frames: 6}\n",
+            "'graphs.0'.*graph egodyn.oracle has no option 'num_frames'",
+        ),
+        (
+            "benchmarks: {egodyn: {data: d}}\n"
+            "graphs: [{graph: egodyn.measured, options: {num_frames: [6, x]}}]\n",
+            "'graphs.0'.*option num_frames: expected",
+        ),
         (
             "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\nmodels: [a:b]\nrun: {concurrency: x}",
             "field 'run.concurrency'",

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from kinegraph.agents.cache import ResponseCache, resolve_cache_path
 from kinegraph.agents.protocol import GenerateResponse
-from kinegraph.graphs import resolve_builder
+from kinegraph.graphs import GraphSpec, graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples
 from kinegraph.run.progress import RunProgress
@@ -86,13 +86,11 @@ def shard_groups(groups: Sequence[list[Sample]], per_shard: int) -> list[list[Sa
 
 
 def worker_resources(
-    config: RunConfig, builder: Any, options: RayOptions, cluster: dict[str, float]
+    config: RunConfig, spec: GraphSpec, options: RayOptions, cluster: dict[str, float]
 ) -> dict[str, float]:
     """Resources of one worker: CPU for API-bound and CPU tool graphs, GPU for local models and GPU tools."""
-    local_model = bool(
-        getattr(builder, "needs_model", True) and (config.model or "").startswith("transformers:")
-    )
-    wants_gpu = local_model or bool(getattr(builder, "needs_gpu", False))
+    local_model = spec.needs_model and (config.model or "").startswith("transformers:")
+    wants_gpu = local_model or spec.needs_gpu
     gpus = cluster.get("GPU", 0.0)
     if options.num_gpus is not None:
         if options.num_gpus > gpus:
@@ -164,7 +162,7 @@ def run_on_ray(
     samples = list(samples) if samples is not None else load_samples(config)
     if not samples:
         raise ValueError("no samples to run")
-    builder = resolve_builder(config.graph)
+    spec = graph_spec(config.graph)
     _, needs_model = build_graph(config)  # options are refused here, before any worker starts
     if needs_model and config.model is None:
         raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
@@ -178,9 +176,7 @@ def run_on_ray(
     try:
         if shards:
             with ray_session(options) as ray, progress:
-                n_new, status = _drive(
-                    ray, config, options, builder, shards, log, progress, context, run_info
-                )
+                n_new, status = _drive(ray, config, options, spec, shards, log, progress, context, run_info)
     except KeyboardInterrupt:
         status = "interrupted"
         raise
@@ -229,7 +225,7 @@ def _drive(
     ray: Any,
     config: RunConfig,
     options: RayOptions,
-    builder: Any,
+    spec: GraphSpec,
     shards: list[list[Sample]],
     log: PredictionLog,
     progress: RunProgress,
@@ -237,9 +233,9 @@ def _drive(
     run_info: dict[str, Any],
 ) -> tuple[int, str]:
     """Start the workers, keep `in_flight` shards queued on each, and append results as they arrive."""
-    needs_model = getattr(builder, "needs_model", True)
+    needs_model = spec.needs_model
     cluster = ray.cluster_resources()
-    resources = worker_resources(config, builder, options, cluster)
+    resources = worker_resources(config, spec, options, cluster)
     api_bound = needs_model and resources["num_gpus"] == 0
     n_workers = worker_count(resources, cluster, len(shards), api_bound, config, options.workers)
     # model graphs split the run-wide call limit; tool graphs run one clip at a time per reserved CPU/GPU

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from kinegraph.agents.protocol import Backend
-from kinegraph.graphs import resolve_builder
+from kinegraph.graphs import graph_spec
 from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig, Sample
@@ -23,21 +22,10 @@ def load_samples(config: RunConfig) -> list[Sample]:
 
 
 def build_graph(config: RunConfig) -> tuple[Any, bool]:
-    """The compiled graph and whether it needs a model (VLM-free builders set `needs_model = False`).
-    An option the builder does not take is refused in one line that lists the ones it does."""
-    builder = resolve_builder(config.graph)
-    accepted = [
-        p.name
-        for p in inspect.signature(builder).parameters.values()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    ]
-    unknown = sorted(set(config.options) - set(accepted))
-    if unknown:
-        raise ValueError(
-            f"graph {config.graph} has no option {', '.join(map(repr, unknown))} "
-            f"(options: {', '.join(accepted) or 'none'})"
-        )
-    return builder(**config.options), getattr(builder, "needs_model", True)
+    """The compiled graph and whether it needs a model; options the graph does not take, or of the wrong
+    type, are refused in one line (see `GraphSpec.check_options`)."""
+    spec = graph_spec(config.graph)
+    return spec.build(config.options), spec.needs_model
 
 
 def tool_batches(config: RunConfig) -> ToolBatches:

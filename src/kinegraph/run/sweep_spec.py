@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kinegraph.errors import DataError
-from kinegraph.graphs import resolve_builder
+from kinegraph.graphs import graph_spec
 from kinegraph.registry import UnknownEntryError
 from kinegraph.types import RunConfig
 
@@ -171,14 +171,16 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
     for i, entry in enumerate(spec.graphs):
         benchmarks = graph_benchmarks(entry, spec, path)
         try:
-            needs_model = getattr(resolve_builder(entry.graph), "needs_model", True)
-        except (UnknownEntryError, ImportError, AttributeError, ValueError) as exc:
+            graph = graph_spec(entry.graph)
+            for options in option_grid({**spec.options, **entry.options}):
+                graph.check_options(options)  # refused here, before the first run starts
+        except (UnknownEntryError, ValueError) as exc:
             raise DataError(str(exc), path=path, field=f"graphs.{i}") from None
-        if needs_model and not spec.models:
+        if graph.needs_model and not spec.models:
             raise DataError(
                 f"{entry.graph} needs a model and the sweep lists none", path=path, field="models"
             )
-        models: list[ModelEntry | None] = list(spec.models) if needs_model else [None]
+        models: list[ModelEntry | None] = list(spec.models) if graph.needs_model else [None]
         for benchmark in benchmarks:
             bench = spec.benchmarks[benchmark]
             for options in option_grid({**spec.options, **entry.options}):
