@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.autodridm import TASKS
+from kinegraph.benchmarks.autodridm import TASKS, load
 from kinegraph.evaluators.autodridm import LEVELS, score, score_question
 from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
@@ -75,21 +75,14 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(stats.groups, stats.matrix, TASKS, keep_empty=False)
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.autodridm import load
-
-    return load(path, **options)
-
-
 SUITE = Suite(
     name="autodridm",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
     primary="average",
-    default_graph="autodridm.baseline",
     breakdown=lambda m: dict(m["all"]["tasks"]),
     item_stats=item_stats,
     notes={"unit": "image", "scorer": "non-official (no official scorer exists)"},

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name
+from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score
 from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
@@ -135,21 +135,15 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns([str(r) for r in rows], matrix, CATEGORIES, keep_empty=False)
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.dsi import load
-
-    return load(path, **options)
-
-
 SUITE = Suite(
     name="dsi",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="sample_wise",
-    default_graph="dsi.baseline",
     breakdown=breakdown,
     item_stats=item_stats,
     notes={"unit": "row (its four variants)", "failed": FAILED_ANSWER},

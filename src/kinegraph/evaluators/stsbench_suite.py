@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import GROUPS
+from kinegraph.benchmarks.stsbench import GROUPS, load
 from kinegraph.evaluators.stsbench import score
 from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
@@ -144,21 +144,15 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(groups, matrix, [f"{g}: {s}" for g, s in columns])
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.stsbench import load
-
-    return load(path, **options)
-
-
 SUITE = Suite(
     name="stsbench",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="group_average",
-    default_graph="stsbench.baseline",
     breakdown=breakdown,
     item_stats=item_stats,
     notes={"unit": "scenario record", "empty": "counted wrong (non-official; upstream stops)"},

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.evaluators.tad import METRICS, TASKS, score
+from kinegraph.benchmarks.tad import TASKS, load
+from kinegraph.evaluators.tad import METRICS, score
 from kinegraph.suites import GroupStats, Suite, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -145,21 +146,15 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return {t: stats for t, stats in items.items() if t in scored}
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.tad import load
-
-    return load(path, **options)
-
-
 SUITE = Suite(
     name="tad",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="task_average",
-    default_graph="tad.baseline",
     breakdown=lambda m: {t: m["all"].get(t) for t in TASKS if t in m["all"]},
     item_stats=item_stats,
     notes={"unit": "scene", "failed_pred": FAILED_PRED},

@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-import numpy as np
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, TextPart
+from kinegraph.benchmarks.egodyn import load_arrays
 from kinegraph.evaluators.egodyn import parse_answer
 from kinegraph.graphs import egodyn_prompts as prompts
 from kinegraph.graphs.nodes import (
@@ -153,15 +153,6 @@ def encode_trajectory(encoding: Encoding, num_points: int) -> Callable[..., Any]
         return {"measurements": {"trajectory": text}}
 
     return encode
-
-
-def load_arrays(sample: Sample) -> dict[str, np.ndarray] | None:
-    """The clip's 31-sample kinematics arrays (`arrays/<clip_id>.npz`), when the layout has them."""
-    path = sample.context.get("arrays_path")
-    if not path:
-        return None
-    with np.load(path) as npz:
-        return {key: npz[key] for key in npz.files}
 
 
 def _vlm_graph(

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kinegraph.benchmarks.egodyn_questions import load_question_bank
 from kinegraph.benchmarks.nuscenes import NuScenesTables
 from kinegraph.benchmarks.synthetic import generators
 from kinegraph.benchmarks.synthetic.egodyn_world import generate, nuscenes_segments_for
@@ -76,7 +77,7 @@ def test_qa_rows_are_the_oracle_on_the_stored_arrays(egodyn_root: Path) -> None:
         assert [r["qa_id"] for r in rows] == [f"qa_{i:08d}" for i in range(len(rows))]
         for clip_id, record in records.items():
             arrays = _npz(egodyn_root / part / record["array_ref"])
-            oracle = label_clip(arrays, features=record["features"])
+            oracle = label_clip(arrays, load_question_bank(), features=record["features"])
             mine = {r["question_id"]: r for r in rows if r["clip_id"] == clip_id}
             assert {q: r["answer"] for q, r in mine.items()} == oracle
             for r in mine.values():
