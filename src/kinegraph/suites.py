@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from kinegraph.registry import Registry
+from kinegraph.registry import Registry, UnknownEntryError
 from kinegraph.types import Prediction, Sample
 
 Finalize = Callable[[np.ndarray], np.ndarray]
@@ -170,3 +170,15 @@ suites.register("tad", "kinegraph.evaluators.tad_suite:SUITE")
 suites.register("stsbench", "kinegraph.evaluators.stsbench_suite:SUITE")
 suites.register("dsi", "kinegraph.evaluators.dsi_suite:SUITE")
 suites.register("autodridm", "kinegraph.evaluators.autodridm_suite:SUITE")
+
+
+def synthetic_generator(name: str) -> Generate:
+    """What `kinegraph synth NAME` runs: a benchmark's own generator, or a world that is no benchmark."""
+    from kinegraph.benchmarks.synthetic import generators
+
+    if name in suites and (generate := suites.get(name).generate) is not None:
+        return generate
+    if name in generators:
+        return generators.get(name)
+    known = sorted([n for n in suites if suites.get(n).generate is not None] + generators.names())
+    raise UnknownEntryError(f"unknown synthetic world {name!r}; known: {', '.join(known)}")

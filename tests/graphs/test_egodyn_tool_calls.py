@@ -22,9 +22,9 @@ CALLS = {"mode": "calls"}
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """A small synthetic EgoDyn set rendered by `kinegraph synth egodyn` (nuScenes frames + CARLA mp4s)."""
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import suites
 
-    return generators.get("egodyn")(tmp_path_factory.mktemp("synth"), n=4, seed=3)
+    return suites.get("egodyn").generate(tmp_path_factory.mktemp("synth"), n=4, seed=3)
 
 
 def _run(server, rendered, out, graph="egodyn.tools", model="vllm:reader", **config):

@@ -183,12 +183,14 @@ def load(
 ) -> list[Sample]:
     """Every question of the TAD task configs under `path`, in config then row order.
 
-    `nuscenes_root` resolves frames to CAM_FRONT keyframe files; without it media is empty and the
-    sample tokens are in `context["frame_tokens"]`.
+    `nuscenes_root` (default: `<path>/nuscenes` when present) resolves frames to CAM_FRONT keyframe files;
+    without one media is empty and the sample tokens are in `context["frame_tokens"]`.
     """
     root = Path(path)
     if not root.is_dir():
         raise DataError("not a TAD directory", path=root)
+    if nuscenes_root is None and (root / "nuscenes").is_dir():
+        nuscenes_root = root / "nuscenes"
     keysegment_rows = read_config(root, "keysegments")
     if keysegment_rows is None:
         raise DataError("no 'keysegments' config (needed for frames and localisation)", path=root)

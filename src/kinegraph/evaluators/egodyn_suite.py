@@ -14,8 +14,9 @@ from typing import Any
 
 from kinegraph.benchmarks.egodyn import load
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
-from kinegraph.evaluators.egodyn import score, score_record
-from kinegraph.suites import GroupStats, Suite, class_recall_stats
+from kinegraph.benchmarks.synthetic.egodyn_world import generate
+from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, class_recall_stats
 from kinegraph.types import Prediction, Sample, Status
 
 
@@ -104,6 +105,35 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return question_stats(prediction_records(samples, predictions), load_question_bank())
 
 
+def evaluate_files(
+    predictions: Path, warn: Warn, *, questions: Path | None = None, penalize_unparsed: bool = False
+) -> str:
+    """Score an EgoDyn-Bench prediction JSONL; prints the upstream metric dict as JSON."""
+    bank = load_question_bank(questions)
+    records = read_prediction_records(predictions)
+    for warning in structural_warnings(records, bank):
+        warn(f"{predictions}: {warning}")
+    return json.dumps(score(records, bank, penalize_unparsed=penalize_unparsed), indent=2) + "\n"
+
+
+EVALUATE_FLAGS = (
+    Flag(
+        "predictions",
+        Path,
+        "Upstream prediction JSONL (clip_id, question_id, oracle_label, model_answer).",
+        positional=True,
+        extra={"dir_okay": False},
+    ),
+    Flag("questions", Path | None, "Upstream questions_template.yaml (default: built-in bank).", None),
+    Flag(
+        "penalize_unparsed",
+        bool,
+        "Non-official: count unparsed answers as wrong (the paper's wording).",
+        False,
+    ),
+)
+
+
 SUITE = Suite(
     name="egodyn",
     load=load,
@@ -116,4 +146,11 @@ SUITE = Suite(
     breakdown=lambda m: {q: v["balanced_acc"] for q, v in m["per_question"].items()},
     confusions=lambda m: {q: v["confusion_matrix"] for q, v in m["per_question"].items()},
     item_stats=item_stats,
+    notes={
+        "paired unit": "clip",
+        "unparsed answers": "left out of every metric, as upstream (they lower parsable coverage)",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

@@ -14,8 +14,19 @@ from typing import Any
 import numpy as np
 
 from kinegraph.benchmarks.quantiphy import load, predictions_frame
-from kinegraph.evaluators.quantiphy import CATEGORIES, aggregate, mra, score_frame
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.synthetic.quantiphy_world import generate
+from kinegraph.errors import UsageError
+from kinegraph.evaluators.quantiphy import (
+    CATEGORIES,
+    MRA_THRESHOLDS,
+    VSI_THRESHOLDS,
+    aggregate,
+    mra,
+    results_csv,
+    score_file,
+    score_frame,
+)
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -79,6 +90,28 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(stats.groups, stats.matrix, CATEGORIES)
 
 
+def evaluate_files(
+    predictions: list[Path], warn: Warn, *, ground_truth: Path | None = None, thresholds: str = "official"
+) -> str:
+    """Score QuantiPhy prediction CSVs; prints the official all_model_results.csv."""
+    table = {"official": MRA_THRESHOLDS, "vsi": VSI_THRESHOLDS}
+    if thresholds not in table:
+        raise UsageError(f"--thresholds must be one of {sorted(table)}, got {thresholds!r}")
+    return results_csv([score_file(p, ground_truth, table[thresholds]) for p in predictions])
+
+
+EVALUATE_FLAGS = (
+    Flag("predictions", list[Path], "One or more prediction CSVs (one row each).", positional=True),
+    Flag("ground_truth", Path | None, "Ground-truth CSV.", None, spellings=("--ground-truth", "--gt")),
+    Flag(
+        "thresholds",
+        str,
+        "'official' (0.1..0.9, 0.95) or non-official 'vsi' (0.5..0.95, paper App. A.2).",
+        "official",
+    ),
+)
+
+
 SUITE = Suite(
     name="quantiphy",
     load=load,
@@ -90,4 +123,11 @@ SUITE = Suite(
     primary="mra_average",
     breakdown=lambda m: {c: m.get(f"mra_{c}") for c in CATEGORIES},
     item_stats=item_stats,
+    notes={
+        "paired unit": "video",
+        "no number": "a blank or zero answer counts as invalid and scores 0 MRA, as upstream",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

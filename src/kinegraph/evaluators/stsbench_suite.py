@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from kinegraph.benchmarks.stsbench import GROUPS, load
-from kinegraph.evaluators.stsbench import score
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.synthetic.stsbench_world import generate
+from kinegraph.evaluators.stsbench import score, score_file
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -144,6 +145,23 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(groups, matrix, [f"{g}: {s}" for g, s in columns])
 
 
+def evaluate_files(predictions: Path, warn: Warn, *, data: Path, empty_as_wrong: bool = False) -> str:
+    """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
+    return json.dumps(score_file(predictions, data, empty_as_wrong), indent=2) + "\n"
+
+
+EVALUATE_FLAGS = (
+    Flag("predictions", Path, "Upstream prediction JSON (prediction, gt_letter, man_id).", positional=True),
+    Flag("data", Path, "STSnu.json (scenario groups and types)."),
+    Flag(
+        "empty_as_wrong",
+        bool,
+        "Non-official: an empty prediction counts as wrong (upstream stops).",
+        False,
+    ),
+)
+
+
 SUITE = Suite(
     name="stsbench",
     load=load,
@@ -155,5 +173,11 @@ SUITE = Suite(
     primary="group_average",
     breakdown=breakdown,
     item_stats=item_stats,
-    notes={"unit": "scenario record", "empty": "counted wrong (non-official; upstream stops)"},
+    notes={
+        "paired unit": "scenario record",
+        "empty output": "a failed call counts as wrong (non-official `empty_as_wrong`; upstream stops)",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

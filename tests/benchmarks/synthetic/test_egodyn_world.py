@@ -9,10 +9,10 @@ import pytest
 
 from kinegraph.benchmarks.egodyn_questions import load_question_bank
 from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic import generators
 from kinegraph.benchmarks.synthetic.egodyn_world import generate, nuscenes_segments_for
 from kinegraph.benchmarks.synthetic.maneuvers import expected_labels
 from kinegraph.media import read_video, video_info
+from kinegraph.suites import suites
 from kinegraph.tools.oracle import label_clip
 
 SIZES = {"width_px": 96, "height_px": 54, "carla_width_px": 96, "carla_height_px": 54}
@@ -42,7 +42,7 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def test_registered_as_synth_egodyn() -> None:
-    assert generators.get("egodyn") is generate
+    assert suites.get("egodyn").generate is generate
 
 
 def test_nuscenes_clip_index_follows_upstream_records(egodyn_root: Path) -> None:
