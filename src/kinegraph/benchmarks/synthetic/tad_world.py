@@ -3,8 +3,8 @@
 Ground truth comes from the script (the maneuver of each 3 s segment), not from any tool. Frames are tiny
 noise images: the set tests text and trajectory paths, not vision. Scenes are chains of maneuvers written
 as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses); the world has no other road users, so the set
-is ego-only (six tasks, no temp_object_localize). The configs go in the root and the nuScenes tables in
-`<root>/nuscenes`, where the TAD loader looks by default.
+is ego-only (six tasks, no temp_object_localize). `kinegraph synth tad` puts the configs in the root and the
+nuScenes tables in `<root>/nuscenes`, where the TAD loader looks by default.
 """
 
 from __future__ import annotations
@@ -220,9 +220,16 @@ def tad_scene_questions(
 
 
 def write_tad_world(root: Path, n_scenes: int = 6, seed: int = 0, segments: int = 4) -> tuple[Path, Path]:
-    """(TAD config dir = `root`, nuScenes root = `root/nuscenes`) of `n_scenes` scenes of `segments` x 3 s."""
-    tad_dir = Path(root)
-    nuscenes_root = tad_dir / "nuscenes"
+    """(TAD config dir `root/tad`, nuScenes root `root/nuscenes`): side by side, so loading the configs
+    alone (without `nuscenes_root`) gives samples without frames or poses."""
+    root = Path(root)
+    return write_tad_set(root / "tad", root / "nuscenes", n_scenes, seed, segments)
+
+
+def write_tad_set(
+    tad_dir: Path, nuscenes_root: Path, n_scenes: int, seed: int, segments: int = 4
+) -> tuple[Path, Path]:
+    """TAD configs in `tad_dir`, nuScenes tables in `nuscenes_root`: `n_scenes` scenes of `segments` x 3 s."""
     tad_dir.mkdir(parents=True, exist_ok=True)
     scenes, keysegment_rows = [], []
     configs: dict[str, list[dict]] = {}
@@ -279,4 +286,5 @@ def generate(out_dir: Path, n: int = 6, seed: int = 0) -> Path:
     """Write `n` scenes of four 3 s maneuvers; returns `out_dir` (the TAD folder the loader reads)."""
     if n < 1:
         raise ValueError(f"need at least one scene, got n={n}")
-    return write_tad_world(Path(out_dir), n_scenes=n, seed=seed)[0]
+    out_dir = Path(out_dir)
+    return write_tad_set(out_dir, out_dir / "nuscenes", n_scenes=n, seed=seed)[0]
