@@ -25,8 +25,8 @@ from tests.support.tool_caller_model import tool_caller  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
 from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS  # noqa: E402
-from kinegraph.benchmarks.synthetic import generators  # noqa: E402
 from kinegraph.run import execute as run  # noqa: E402
+from kinegraph.suites import suites  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
 
 RUNS = [
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="egodyn_tool_calls_") as tmp:
-        data = generators.get("egodyn")(Path(tmp) / "data", n=args.n, seed=args.seed)
+        data = suites.get("egodyn").generate(Path(tmp) / "data", n=args.n, seed=args.seed)
         print(f"world: {args.n} + {args.n} clips, seed {args.seed} (test size 800x450 / 640x360)\n")
         print("| graph | 6 probe questions acc | all 14 acc | requests | input tokens / sample | wall s |")
         print("|---|---|---|---|---|---|")

@@ -121,7 +121,7 @@ def overhead(ray: Any, worker: Any, setup: Any, samples: list) -> None:
 
 
 def main() -> None:
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import suites
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=int, default=48)
@@ -131,7 +131,7 @@ def main() -> None:
     args.workers = [int(n) for n in args.workers.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        data = generators.get("egodyn")(Path(tmp) / "data", n=args.clips // 2, seed=0)
+        data = suites.get("egodyn").generate(Path(tmp) / "data", n=args.clips // 2, seed=0)
         print(f"wrote the world in {time.perf_counter() - t:.1f} s")
         time_runs(args, data, Path(tmp))
 

@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader  # noqa: E402
-from tests.support.suite_worlds import write_stsbench_world, write_tad_world  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
-from kinegraph.benchmarks.synthetic import generators  # noqa: E402
+from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world  # noqa: E402
+from kinegraph.benchmarks.synthetic.tad_world import write_tad_world  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
 from kinegraph.run import execute as run  # noqa: E402
+from kinegraph.suites import suites  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402
 
 
@@ -43,14 +44,14 @@ def worlds(root: Path, scale: int) -> dict[str, tuple]:
             "stsbench.tcogmap",
         ),
         "dsi": (
-            generators.get("dsi")(root / "dsi", n=15 * scale, seed=0),
+            suites.get("dsi").generate(root / "dsi", n=15 * scale, seed=0),
             {},
             dsi_reader,
             "dsi.baseline",
             "dsi.tools",
         ),
         "autodridm": (
-            generators.get("autodridm")(root / "adm", n=20 * scale, seed=0),
+            suites.get("autodridm").generate(root / "adm", n=20 * scale, seed=0),
             {},
             autodridm_reader,
             "autodridm.baseline",

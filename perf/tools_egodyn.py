@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from kinegraph.benchmarks.egodyn_questions import load_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import (
     MANEUVERS,
     EgoTrack,
@@ -53,7 +54,7 @@ def main() -> None:
             t0 = time.perf_counter()
             kin = clip_kinematics(track.timestamps_s, track.xy_m, track.yaw_rad)
             t1 = time.perf_counter()
-            labels = label_clip(kin)
+            labels = label_clip(kin, load_question_bank())
             t2 = time.perf_counter()
             kin_s, oracle_s = kin_s + t1 - t0, oracle_s + t2 - t1
             o_hit += sum(labels[q] == v for q, v in want.items())
@@ -82,7 +83,7 @@ def main() -> None:
         clips = json.loads((golden / "egodyn" / "selected_clips.json").read_text())
         hit = total = 0
         for clip in clips:
-            for qid, label in label_from_features(clip["features"]).items():
+            for qid, label in label_from_features(clip["features"], load_question_bank()).items():
                 total += 1
                 hit += label == clip["answers"][qid]
         print(f"selected_clips.json: oracle reproduces {hit} of {total} feature-determined answers\n")

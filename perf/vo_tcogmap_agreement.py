@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn import load
-from kinegraph.graphs.egodyn_arrays import load_arrays
+from kinegraph.benchmarks.egodyn import load, load_arrays
 from kinegraph.media import load_frames
 from kinegraph.tools.tcogmap import classify_ego_motion
 from kinegraph.tools.vo import vo_signals

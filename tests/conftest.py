@@ -1,5 +1,5 @@
 """Shared fixtures: the upstream golden files (skipped, with how to get them, when absent); a private
-response cache per test."""
+response cache per test; a synthetic QuantiPhy world (26 videos, over 100 rows) written once per session."""
 
 from __future__ import annotations
 
@@ -30,3 +30,10 @@ def private_response_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     path = tmp_path_factory.mktemp("cache") / "responses.sqlite"
     monkeypatch.setenv("KINEGRAPH_CACHE", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def quantiphy_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from kinegraph.benchmarks.synthetic.quantiphy_world import generate
+
+    return generate(tmp_path_factory.mktemp("quantiphy_world"), n=26, seed=11)

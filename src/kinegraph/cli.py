@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import click
 import typer
 from typer._click import exceptions as click_errors  # typer vendors click; its errors live here
 from typer.core import TyperGroup
@@ -60,12 +61,31 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-evaluate_app = typer.Typer(
-    help="Re-score stored predictions with a benchmark's official metric.", no_args_is_help=True
-)
-app.add_typer(evaluate_app, name="evaluate")
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class EvaluateGroup(TyperGroup):
+    """`kinegraph evaluate`: one subcommand per registered suite, built only when it is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from kinegraph.suites import suites
+
+        return suites.names()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from kinegraph.suites import suites
+
+        if cmd_name not in suites:
+            return None
+        from kinegraph.evaluate_command import evaluate_callback
+
+        def warn(message: str) -> None:
+            typer.echo(f"warning: {message}", err=True)
+
+        command = typer.Typer(add_completion=False)
+        command.command(cmd_name)(clean_errors(evaluate_callback(suites.get(cmd_name), write_or_print, warn)))
+        return typer.main.get_command(command)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -80,12 +100,12 @@ def clean_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from kinegraph.agents.errors import BackendError
-        from kinegraph.errors import DataError
+        from kinegraph.errors import DataError, UsageError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
-        except (DataError, UnknownEntryError, BackendError) as exc:
+        except (DataError, UsageError, UnknownEntryError, BackendError) as exc:
             raise fail(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -100,172 +120,12 @@ def write_or_print(text: str, out: Path | None) -> None:
         typer.echo(f"wrote {out}", err=True)
 
 
-PathArg = Annotated[Path, typer.Argument(exists=False, dir_okay=False, show_default=False)]
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")]
-
-
-@evaluate_app.command("egodyn")
-@clean_errors
-def evaluate_egodyn(
-    predictions: PathArg,
-    questions: Annotated[
-        Path | None, typer.Option(help="Upstream questions_template.yaml (default: built-in bank).")
-    ] = None,
-    out: OutOpt = None,
-    penalize_unparsed: Annotated[
-        bool,
-        typer.Option(
-            "--penalize-unparsed", help="Non-official: count unparsed answers as wrong (the paper's wording)."
-        ),
-    ] = False,
-) -> None:
-    """Score an EgoDyn-Bench prediction JSONL; prints the upstream metric dict as JSON."""
-    import json
-
-    from kinegraph.benchmarks.egodyn_questions import load_question_bank
-    from kinegraph.evaluators import egodyn
-
-    bank = load_question_bank(questions)
-    records = egodyn.read_prediction_records(predictions)
-    for warning in egodyn.structural_warnings(records, bank):
-        typer.echo(f"warning: {predictions}: {warning}", err=True)
-    metrics = egodyn.score(records, bank, penalize_unparsed=penalize_unparsed)
-    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
-
-
-@evaluate_app.command("quantiphy")
-@clean_errors
-def evaluate_quantiphy(
-    predictions: Annotated[list[Path], typer.Argument(help="One or more prediction CSVs (one row each).")],
-    ground_truth: Annotated[
-        Path | None, typer.Option("--ground-truth", "--gt", help="Ground-truth CSV.")
-    ] = None,
-    out: OutOpt = None,
-    thresholds: Annotated[
-        str,
-        typer.Option(help="'official' (0.1..0.9, 0.95) or non-official 'vsi' (0.5..0.95, paper App. A.2)."),
-    ] = "official",
-) -> None:
-    """Score QuantiPhy prediction CSVs; prints the official all_model_results.csv."""
-    from kinegraph.evaluators import quantiphy
-
-    table = {"official": quantiphy.MRA_THRESHOLDS, "vsi": quantiphy.VSI_THRESHOLDS}
-    if thresholds not in table:
-        raise fail(f"--thresholds must be one of {sorted(table)}, got {thresholds!r}")
-    rows = [quantiphy.score_file(p, ground_truth, table[thresholds]) for p in predictions]
-    write_or_print(quantiphy.results_csv(rows), out)
-
-
-@evaluate_app.command("tad")
-@clean_errors
-def evaluate_tad(
-    predictions: Annotated[
-        Path, typer.Argument(help="Folder of <task>.jsonl files, or of one such folder per model.")
-    ],
-    data: Annotated[Path, typer.Option("--data", help="TAD folder with the task configs (HF layout).")],
-    eval_mode: Annotated[
-        str | None, typer.Option(help="Only one upstream mode: all, ego or non-ego (default: all three).")
-    ] = None,
-    out: OutOpt = None,
-) -> None:
-    """Score TAD predictions as upstream evaluation.py, plus the 7-task average and the ego split."""
-    import json
-
-    from kinegraph.benchmarks.tad import load_ground_truth
-    from kinegraph.evaluators import tad
-
-    modes = tad.MODES if eval_mode is None else (eval_mode,)
-    if eval_mode is not None and eval_mode not in tad.MODES:
-        raise fail(f"--eval-mode must be one of {list(tad.MODES)}, got {eval_mode!r}")
-    gt = load_ground_truth(data)
-    if any(predictions.glob("*.jsonl")) or not predictions.is_dir():
-        metrics = tad.score(tad.read_prediction_dir(predictions), gt, modes)
-    else:
-        models = sorted(d for d in predictions.iterdir() if d.is_dir() and any(d.glob("*.jsonl")))
-        if not models:
-            raise fail(f"{predictions}: no <task>.jsonl files and no model folders holding them")
-        metrics = {m.name: tad.score(tad.read_prediction_dir(m), gt, modes) for m in models}
-    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
-
-
-@evaluate_app.command("stsbench")
-@clean_errors
-def evaluate_stsbench(
-    predictions: Annotated[
-        Path, typer.Argument(help="Upstream prediction JSON (prediction, gt_letter, man_id).")
-    ],
-    data: Annotated[Path, typer.Option("--data", help="STSnu.json (scenario groups and types).")],
-    empty_as_wrong: Annotated[
-        bool,
-        typer.Option(
-            "--empty-as-wrong", help="Non-official: an empty prediction counts as wrong (upstream stops)."
-        ),
-    ] = False,
-    out: OutOpt = None,
-) -> None:
-    """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
-    import json
-
-    from kinegraph.evaluators import stsbench
-
-    metrics = stsbench.score_file(predictions, data, empty_as_wrong)
-    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
-
-
-@evaluate_app.command("dsi")
-@clean_errors
-def evaluate_dsi(
-    predictions: Annotated[
-        Path, typer.Argument(help="Folder with <variant>/<model>.csv (upstream outputs) or <variant>.csv.")
-    ],
-    data: Annotated[Path, typer.Option("--data", help="DSI-Bench folder holding metadatas/<variant>.csv.")],
-    model: Annotated[str | None, typer.Option(help="Model name of <variant>/<model>.csv.")] = None,
-    min_correct: Annotated[
-        int, typer.Option(help="Group-wise: a row counts when >= this many of 4 are right.")
-    ] = 3,
-    out: OutOpt = None,
-) -> None:
-    """Score DSI-Bench: sample-wise, group-wise (>= n of 4) and single-variant accuracy per category."""
-    import json
-
-    from kinegraph.evaluators import dsi
-
-    if not 1 <= min_correct <= 4:
-        raise fail(f"--min-correct must be between 1 and 4, got {min_correct}")
-    metrics = dsi.score_files(predictions, data, model, min_correct)
-    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
-
-
-@evaluate_app.command("autodridm")
-@clean_errors
-def evaluate_autodridm(
-    predictions: Annotated[
-        Path, typer.Argument(help="JSONL of {sample_id, raw} (kinegraph predictions.jsonl).")
-    ],
-    data: Annotated[Path, typer.Option("--data", help="AutoDriDM folder with the six task JSON files.")],
-    partial_credit: Annotated[
-        str, typer.Option(help="Multi-select proper subsets: none (default), half or fraction.")
-    ] = "none",
-    out: OutOpt = None,
-) -> None:
-    """Score AutoDriDM with kinegraph's own (non-official) scorer: tasks, levels, high risk, correlation."""
-    import json
-
-    from kinegraph.benchmarks.autodridm import load
-    from kinegraph.errors import DataError
-    from kinegraph.evaluators import autodridm
-
-    if partial_credit not in autodridm.PARTIAL_CREDIT_MODES:
-        raise fail(
-            f"--partial-credit must be one of {list(autodridm.PARTIAL_CREDIT_MODES)}, got {partial_credit!r}"
-        )
-    try:
-        metrics = autodridm.score(load(data), autodridm.read_predictions(predictions), partial_credit)
-    except DataError as exc:
-        if exc.path is not None:
-            raise
-        raise DataError(exc.message, path=predictions, field=exc.field) from None
-    write_or_print(json.dumps(metrics, indent=2) + "\n", out)
+app.add_typer(
+    typer.Typer(cls=EvaluateGroup),
+    name="evaluate",
+    help="Re-score stored predictions with a benchmark's official metric.",
+    no_args_is_help=True,
+)
 
 
 @app.command()
@@ -508,10 +368,22 @@ def synth(
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
 ) -> None:
     """Write a synthetic world with known physics in a benchmark's official on-disk format."""
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import synthetic_generator
 
-    path = generators.get(world)(out, n=n, seed=seed)
+    path = synthetic_generator(world)(out, n=n, seed=seed)
     typer.echo(f"wrote {path}")
+
+
+@app.command("list")
+def list_entries(
+    kind: Annotated[str, typer.Argument(help="benchmarks, graphs or models.", show_default=False)],
+) -> None:
+    """List what is registered: benchmarks (primary metric, scorer), graphs, or model providers."""
+    from kinegraph.listing import LISTINGS
+
+    if kind not in LISTINGS:
+        raise fail(f"cannot list {kind!r}; choose one of {', '.join(LISTINGS)}")
+    typer.echo(LISTINGS[kind](), nl=False)
 
 
 @app.command()

@@ -111,7 +111,7 @@ def run_demo(
     out: Path, model: str | None = None, base_url: str | None = None, n: int = 6, seed: int = 0
 ) -> None:
     """Run every embedded capability and write its outputs under `out`."""
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import suites
 
     console = Console(width=None if sys.stdout.isatty() else 200)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,12 +119,10 @@ def run_demo(
     _golden_scores(console, out)
     sections = [("egodyn", EGODYN_FREE, EGODYN_VLM), ("quantiphy", QUANTIPHY_FREE, QUANTIPHY_VLM)]
     for benchmark, free, with_model in sections:
-        if benchmark not in generators:
-            continue
         console.rule(f"{benchmark}: synthetic set with known physics")
         data = out / "data" / benchmark
         if not data.exists():
-            generators.get(benchmark)(data, n=n, seed=seed)
+            suites.get(benchmark).generate(data, n=n, seed=seed)
         runs = _run_all(console, benchmark, data, free, out / benchmark, None, None)
         _compare(console, runs, out / f"{benchmark}_report.html")
         if model:

@@ -28,3 +28,7 @@ class DataError(ValueError):
             where += f":{self.line}"
         what = f"field {self.field!r}: " if self.field else ""
         return f"{where}: {what}{self.message}"
+
+
+class UsageError(ValueError):
+    """A bad command-line value (e.g. `--thresholds bogus`); `str()` is the one-line message."""

@@ -1,5 +1,7 @@
-"""A benchmark suite as the runner and reports see it: load, score, export, headline, paired statistics.
+"""The benchmark registry: one `Suite` per benchmark (load, score, evaluate files, export, statistics).
 
+`suites` is the one registry of benchmarks: the runner, the reports and `kinegraph evaluate|synth|list`
+read it, and a suite also names its synthetic generator and the scorer's status (official or not).
 `group_stats` turns a run into additive per-group statistics (one row per clip or video) and a finalizer
 that computes the headline metric from summed rows. A paired bootstrap then only resamples rows, which is
 exact for these metrics and fast (no re-scoring per resample). `item_stats` does the same for every entry
@@ -11,14 +13,47 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from kinegraph.registry import Registry
+from kinegraph.registry import Registry, UnknownEntryError
 from kinegraph.types import Prediction, Sample
 
 Finalize = Callable[[np.ndarray], np.ndarray]
+Warn = Callable[[str], None]
+
+
+class Generate(Protocol):
+    """Write a synthetic set with known answers in the official layout; returns the path its loader reads."""
+
+    def __call__(self, out_dir: Path, n: int, seed: int) -> Path: ...
+
+
+class EvaluateFiles(Protocol):
+    """Score stored prediction files (no model); returns the report text: JSON, or the official CSV.
+
+    `warn` receives what upstream would count silently; the keywords are the suite's `evaluate_flags`.
+    """
+
+    def __call__(self, predictions: Any, warn: Warn, **flags: Any) -> str: ...
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One parameter of `kinegraph evaluate <benchmark>`, passed to `evaluate_files` as keyword `name`.
+
+    `default=...` makes it required; `spellings` default to `--<name with dashes>` (a bool is a plain
+    on-switch); `positional` makes it an argument; `extra` holds further click settings (`dir_okay`).
+    """
+
+    name: str
+    type: Any
+    help: str
+    default: Any = ...
+    spellings: tuple[str, ...] = ()
+    positional: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -44,14 +79,25 @@ class Suite:
     headline: Callable[[dict[str, Any]], dict[str, float | None]]
     group_stats: Callable[[Sequence[Sample], Sequence[Prediction]], GroupStats]
     primary: str
-    default_graph: str
     breakdown: Callable[[dict[str, Any]], dict[str, float | None]] = lambda metrics: {}
     confusions: Callable[[dict[str, Any]], dict[str, dict[str, Any]]] = lambda metrics: {}
     # breakdown key -> GroupStats whose metric() is that breakdown value (same groups as group_stats)
     item_stats: Callable[[Sequence[Sample], Sequence[Prediction]], dict[str, GroupStats]] = (
         lambda samples, predictions: {}
     )
+    # True only where the scorer reproduces an official one (parity-tested); else it is kinegraph's own
+    official: bool = False
     notes: dict[str, str] = field(default_factory=dict)
+    generate: Generate | None = None
+    evaluate_files: EvaluateFiles | None = None
+    evaluate_flags: tuple[Flag, ...] = ()
+
+    @property
+    def scorer(self) -> str:
+        """What the reports say about the scores: the official metric, or kinegraph's own scorer."""
+        if self.official:
+            return "official metric (parity with the upstream scorer)"
+        return "kinegraph's own scorer (non-official)"
 
 
 def samples_from_predictions(predictions: Sequence[Prediction]) -> list[Sample]:
@@ -70,35 +116,10 @@ def samples_from_predictions(predictions: Sequence[Prediction]) -> list[Sample]:
     ]
 
 
-def _aligned(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[tuple[Sample, Prediction]]:
-    by_id = {p.sample_id: p for p in predictions}
-    return [(s, by_id[s.id]) for s in samples if s.id in by_id]
-
-
 def _column_mean(sums: np.ndarray) -> np.ndarray:
     """Sum / count per resample (columns [sum, count]); NaN without a count."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(sums[:, 1] > 0, sums[:, 0] / np.maximum(sums[:, 1], 1), np.nan)
-
-
-def mean_stats(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    value: Callable[[Sample, Prediction], float | None],
-) -> GroupStats:
-    """Groups x [sum of per-sample values, count]; finalize = mean. `None` values are left out."""
-    rows: dict[str, list[float]] = {}
-    for s, p in _aligned(samples, predictions):
-        v = value(s, p)
-        if v is None:
-            continue
-        row = rows.setdefault(s.group, [0.0, 0.0])
-        row[0] += v
-        row[1] += 1
-    groups = sorted(rows)
-    return GroupStats(
-        groups, np.array([rows[g] for g in groups], float).reshape(len(groups), 2), _column_mean
-    )
 
 
 def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
@@ -143,9 +164,21 @@ def mean_columns(
 
 
 suites: Registry[Suite] = Registry("benchmark suite")
-suites.register("egodyn", "kinegraph.evaluators.egodyn:SUITE")
-suites.register("quantiphy", "kinegraph.evaluators.quantiphy:SUITE")
+suites.register("egodyn", "kinegraph.evaluators.egodyn_suite:SUITE")
+suites.register("quantiphy", "kinegraph.evaluators.quantiphy_suite:SUITE")
 suites.register("tad", "kinegraph.evaluators.tad_suite:SUITE")
 suites.register("stsbench", "kinegraph.evaluators.stsbench_suite:SUITE")
 suites.register("dsi", "kinegraph.evaluators.dsi_suite:SUITE")
 suites.register("autodridm", "kinegraph.evaluators.autodridm_suite:SUITE")
+
+
+def synthetic_generator(name: str) -> Generate:
+    """What `kinegraph synth NAME` runs: a benchmark's own generator, or a world that is no benchmark."""
+    from kinegraph.benchmarks.synthetic import generators
+
+    if name in suites and (generate := suites.get(name).generate) is not None:
+        return generate
+    if name in generators:
+        return generators.get(name)
+    known = sorted([n for n in suites if suites.get(n).generate is not None] + generators.names())
+    raise UnknownEntryError(f"unknown synthetic world {name!r}; known: {', '.join(known)}")

@@ -13,7 +13,8 @@ import math
 import pytest
 
 from kinegraph.benchmarks.egodyn_questions import load_question_bank
-from kinegraph.evaluators.egodyn import question_stats, read_prediction_records
+from kinegraph.evaluators.egodyn import read_prediction_records
+from kinegraph.evaluators.egodyn_suite import question_stats
 from kinegraph.report import compare
 from kinegraph.report.runs import RunData
 from kinegraph.suites import samples_from_predictions, suites
@@ -129,6 +130,5 @@ def test_suites_without_items_default_to_none():
         headline=lambda m: {},
         group_stats=suites.get("egodyn").group_stats,
         primary="x",
-        default_graph="x",
     )
     assert suite.item_stats([], []) == {}

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks.synthetic import generators
+from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
+from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
 from kinegraph.cli import app
-from tests.support.suite_worlds import write_stsbench_world, write_tad_world
+from kinegraph.suites import suites
 
 
 @pytest.fixture(scope="session")
@@ -28,12 +29,12 @@ def sts_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def dsi_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generators.get("dsi")(tmp_path_factory.mktemp("dsi"), n=15, seed=0)
+    return suites.get("dsi").generate(tmp_path_factory.mktemp("dsi"), n=15, seed=0)
 
 
 @pytest.fixture(scope="session")
 def autodridm_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generators.get("autodridm")(tmp_path_factory.mktemp("autodridm"), n=20, seed=0)
+    return suites.get("autodridm").generate(tmp_path_factory.mktemp("autodridm"), n=20, seed=0)
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ MEASURED_TITLE = "TCogMap ego-motion summary of the measured metric trajectory: 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """A small synthetic EgoDyn set rendered by `kinegraph synth egodyn` (nuScenes frames + CARLA mp4s)."""
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import suites
 
-    return generators.get("egodyn")(tmp_path_factory.mktemp("synth"), n=4, seed=3)
+    return suites.get("egodyn").generate(tmp_path_factory.mktemp("synth"), n=4, seed=3)
 
 
 def _run(server, rendered, out, graph="egodyn.tool_calls", model="vllm:reader", **config):

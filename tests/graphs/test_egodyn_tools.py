@@ -41,9 +41,9 @@ def test_oracle_from_stored_features_answers_six_and_skips_the_rest(golden, tmp_
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """A small synthetic EgoDyn set rendered by `kinegraph synth egodyn` (nuScenes frames + CARLA mp4s)."""
-    from kinegraph.benchmarks.synthetic import generators
+    from kinegraph.suites import suites
 
-    return generators.get("egodyn")(tmp_path_factory.mktemp("synth"), n=4, seed=3)
+    return suites.get("egodyn").generate(tmp_path_factory.mktemp("synth"), n=4, seed=3)
 
 
 @pytest.mark.parametrize("graph", ["egodyn.vo", "egodyn.flow", "egodyn.gpu_flow"])

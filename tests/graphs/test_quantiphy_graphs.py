@@ -12,17 +12,17 @@ import pytest
 
 from kinegraph.agents import encode_image
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.synthetic import generators
 from kinegraph.graphs.quantiphy_prompts import SYSTEM_PROMPT
 from kinegraph.media import read_video
 from kinegraph.report import compare
 from kinegraph.run import execute as run
+from kinegraph.suites import suites
 from kinegraph.types import RunConfig
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    return generators.get("quantiphy")(tmp_path_factory.mktemp("qp"), n=6, seed=2)
+    return suites.get("quantiphy").generate(tmp_path_factory.mktemp("qp"), n=6, seed=2)
 
 
 def _config(data, out, graph, server, **kw):

@@ -14,10 +14,10 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.synthetic.maneuvers import expected_tcogmap
+from kinegraph.benchmarks.synthetic.tad_world import TAD_ACTION, TAD_ACTIONS
 from kinegraph.report import compare
 from kinegraph.tools.tcogmap import PHRASES
 from tests.support.suite_readers import ACTION_OF_PHRASE, tad_reader
-from tests.support.suite_worlds import TAD_ACTION, TAD_ACTIONS
 
 N_QUESTIONS = 84  # 6 scenes: 24 + 24 segment questions, 36 scene questions (see test_world_layout)
 

@@ -71,3 +71,20 @@ def test_single_run_has_no_item_deltas(tad_pair, tmp_path):
     assert "| mc_action | 0.1000 |" in text and "Δ vs first" not in _row(text, "mc_action")
     html = write_report(single, tmp_path / "one.html").read_text()
     assert 'alt="item deltas"' not in html
+
+
+@pytest.mark.parametrize(
+    ("suite", "official", "unit"), [("autodridm", False, "image"), ("egodyn", True, "clip")]
+)
+def test_reports_say_whose_scorer_made_the_scores(suite, official, unit, tmp_path):
+    from html import unescape
+
+    from tests.support.suite_runs import suite_run
+
+    comparison = compare(suite_run(suite, tmp_path), n_boot=50)
+    for name in ("report.html", "report.md"):
+        text = unescape(write_report(comparison, tmp_path / name).read_text())
+        assert ("Scores: official metric (parity with the upstream scorer)." in text) is official, name
+        assert ("Scores: kinegraph's own scorer (non-official)." in text) is not official, name
+        assert "official metric" in text if official else "official metric" not in text
+        assert f"paired unit: {unit}" in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK, load_question_bank
 from kinegraph.media import write_video
 
 GRAPH_SOURCE = '''
@@ -115,7 +115,7 @@ def write_egodyn_world(root: Path, n_clips: int = 20, seed: int = 0) -> Path:
             }
         )
         for q in QUESTION_BANK:
-            answer = label_clip(kin)[q.question_id]
+            answer = label_clip(kin, load_question_bank())[q.question_id]
             qa.append(
                 {
                     "qa_id": f"qa_{c:03d}_{q.question_id}",

@@ -16,12 +16,13 @@ import pandas as pd
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
-from kinegraph.benchmarks.synthetic import generators
+from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
+from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
 from kinegraph.run import execute as run
+from kinegraph.suites import suites
 from kinegraph.types import RunConfig
 from tests.support.run_data import write_egodyn_world
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader
-from tests.support.suite_worlds import write_stsbench_world, write_tad_world
 from tests.support.text_reader_model import prompt_text, text_reader
 
 SUITES = ("egodyn", "quantiphy", "tad", "stsbench", "dsi", "autodridm")
@@ -76,7 +77,7 @@ def _world(suite: str, root: Path) -> tuple[str, dict[str, Any]]:
         path = write_stsbench_world(root, n_records=24, seed=0)
         return str(path), {"data_root": str(path.parent)}
     n = {"quantiphy": 6, "dsi": 15, "autodridm": 20}[suite]
-    path = generators.get(suite)(root, n=n, seed=0)
+    path = suites.get(suite).generate(root, n=n, seed=0)
     return str(path / "quantiphy_validation.csv" if suite == "quantiphy" else path), {}
 
 

@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
+from kinegraph.benchmarks.egodyn_questions import load_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world
@@ -20,6 +21,8 @@ from kinegraph.tools.camera_model import CameraModel, camera_from_row
 from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
 from kinegraph.tools.kinematics import clip_kinematics
 from kinegraph.tools.oracle import label_clip
+
+BANK = load_question_bank()
 
 RATE_HZ = 10.0
 
@@ -60,7 +63,7 @@ def test_scripted_maneuvers_turn_direction_and_speed(maneuver: str, turn: str) -
     assert np.mean(measured.speed_mps()) == pytest.approx(np.mean(true_speed), rel=0.10)
     kin = measured_kinematics(measured)
     assert np.max(np.abs(kin.speed - clip_kinematics(t, xy, yaw).speed)) < 0.1 * np.max(true_speed) + 0.2
-    assert label_clip(kin.arrays())["yaw_rate_turn_direction"] == turn
+    assert label_clip(kin.arrays(), BANK)["yaw_rate_turn_direction"] == turn
     net_turn = math.degrees(measured.yaw_rad[-1])
     assert net_turn == pytest.approx(math.degrees(yaw[-1] - yaw[0]), abs=1.5)
     assert measured.confidence.min() > 0.3 and len(measured.pitch_rad) == 31
@@ -69,14 +72,14 @@ def test_scripted_maneuvers_turn_direction_and_speed(maneuver: str, turn: str) -
 def test_braking_and_standing_are_measured_as_such() -> None:
     frames, t, xy, yaw = render("emergency_stop", 1, CAMERA)
     kin = measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA)))
-    truth = label_clip(clip_kinematics(t, xy, yaw).arrays())
-    labels = label_clip(kin.arrays())
+    truth = label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)
+    labels = label_clip(kin.arrays(), BANK)
     assert truth["braking_intensity"] == "emergency" and labels["braking_intensity"] == "emergency"
     assert labels["speed_trend"] == "decelerating"
     frames, t, _, _ = render("standing", 2, CAMERA)
     standing = estimate_trajectory(frames, t, model_of(CAMERA))
     assert np.max(standing.speed_mps()) < 0.3
-    assert label_clip(measured_kinematics(standing).arrays())["speed_regime"] == "stopped"
+    assert label_clip(measured_kinematics(standing).arrays(), BANK)["speed_regime"] == "stopped"
 
 
 @pytest.mark.parametrize("pitch_deg", [4.0, 8.0])
@@ -158,7 +161,7 @@ def test_dense_flow_correspondences_recover_the_motion(maneuver: str, turn: str)
     measured = estimate_trajectory(frames, t, model_of(CAMERA), flows=flows)
     true_speed = np.linalg.norm(np.diff(xy, axis=0), axis=1) * RATE_HZ
     np.testing.assert_allclose(measured.speed_mps(), true_speed, rtol=0.05, atol=0.05)
-    assert label_clip(measured_kinematics(measured).arrays())["yaw_rate_turn_direction"] == turn
+    assert label_clip(measured_kinematics(measured).arrays(), BANK)["yaw_rate_turn_direction"] == turn
     with pytest.raises(ValueError, match="one \\(h, w, 2\\) flow field per frame pair"):
         estimate_trajectory(frames, t, model_of(CAMERA), flows=flows[:-1])
 
@@ -176,8 +179,8 @@ def test_steady_speed_reports_noise_level_acceleration_as_constant() -> None:
 
 def test_cruise_is_measured_at_constant_speed() -> None:
     frames, t, xy, yaw = render("cruise", 7, CAMERA)
-    answers = label_clip(measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA))).arrays())
-    truth = label_clip(clip_kinematics(t, xy, yaw).arrays())
+    answers = label_clip(measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA))).arrays(), BANK)
+    truth = label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)
     for question in ("contrastive_sequence", "braking_intensity", "speed_peak_half", "driving_smoothness"):
         assert answers[question] == truth[question], question
 

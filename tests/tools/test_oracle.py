@@ -12,6 +12,8 @@ from kinegraph.benchmarks.synthetic.maneuvers import MANEUVERS, expected_labels,
 from kinegraph.tools.kinematics import clip_kinematics, summary_features
 from kinegraph.tools.oracle import RULES, aggregate, explain_clip, label_clip, label_from_features
 
+BANK = load_question_bank()
+
 T_S = np.round(np.arange(31) * 0.1, 10)
 
 
@@ -31,7 +33,7 @@ def test_stored_features_reproduce_every_determined_answer(golden: Path) -> None
     clips = _selected_clips(golden)
     checked, agree, per_question = 0, 0, Counter()
     for clip in clips:
-        for qid, label in label_from_features(clip["features"]).items():
+        for qid, label in label_from_features(clip["features"], BANK).items():
             checked += 1
             per_question[qid] += 1
             agree += label == clip["answers"][qid]
@@ -42,7 +44,7 @@ def test_stored_features_reproduce_every_determined_answer(golden: Path) -> None
 def test_official_template_bank_gives_the_same_answers(golden: Path) -> None:
     official = load_question_bank(golden / "egodyn" / "questions_template.yaml")
     for clip in _selected_clips(golden)[:200]:
-        assert label_from_features(clip["features"], official) == label_from_features(clip["features"])
+        assert label_from_features(clip["features"], official) == label_from_features(clip["features"], BANK)
 
 
 def test_builtin_bank_matches_the_official_template(golden: Path) -> None:
@@ -72,7 +74,7 @@ def test_scripted_maneuvers_come_out_as_scripted(name: str) -> None:
     agree = total = 0
     for seed in range(10):
         track = script_maneuver(name, seed)
-        labels = label_clip(clip_kinematics(track.timestamps_s, track.xy_m, track.yaw_rad))
+        labels = label_clip(clip_kinematics(track.timestamps_s, track.xy_m, track.yaw_rad), BANK)
         for qid, want in expected_labels(name).items():
             total += 1
             agree += labels[qid] == want
@@ -81,7 +83,7 @@ def test_scripted_maneuvers_come_out_as_scripted(name: str) -> None:
 
 def test_clips_index_features_use_the_signed_yaw_rate() -> None:
     features = {"max_abs_yaw_rate": 0.3, "signed_max_yaw_rate": -0.3, "min_accel": -0.5, "max_speed": 14.0}
-    labels = label_from_features(features)
+    labels = label_from_features(features, BANK)
     assert labels["yaw_rate_turn_direction"] == "right"
     assert labels["braking_intensity"] == "low"
     assert labels["speed_regime"] == "highway"
@@ -164,17 +166,17 @@ def test_clips_index_features_use_the_signed_yaw_rate() -> None:
 def test_rule_semantics(qid: str, arrays: dict, features: dict, want: str) -> None:
     clip = _arrays(**arrays)
     stored = summary_features(*(clip[k] for k in ("speed", "accel", "yaw_rate", "jerk", "yaw")))
-    outcome = explain_clip(clip, features={**stored, **features})[qid]
+    outcome = explain_clip(clip, BANK, features={**stored, **features})[qid]
     assert outcome.label == want, outcome.evidence
 
 
 def test_labels_come_with_evidence_and_arrays_alone_suffice() -> None:
     arrays = _arrays(speed=np.full(31, 12.0), accel=np.linspace(0, -2.0, 31))
-    outcomes = explain_clip(arrays)
+    outcomes = explain_clip(arrays, BANK)
     assert outcomes["braking_intensity"].label == "emergency"
     assert outcomes["braking_intensity"].evidence["min_accel"] == pytest.approx(-2.0)
     assert outcomes["speed_regime"].label == "urban"  # max_speed computed from the arrays
-    assert list(label_clip(arrays)) == list(load_question_bank())
+    assert list(label_clip(arrays, BANK)) == list(load_question_bank())
 
 
 def test_aggregations_and_bad_input() -> None:
@@ -188,7 +190,7 @@ def test_aggregations_and_bad_input() -> None:
     with pytest.raises(ValueError, match="empty"):
         aggregate(np.array([]), "mean")
     with pytest.raises(ValueError, match=r"lack \['jerk', 'yaw'\]"):
-        label_clip({"speed": np.zeros(31), "accel": np.zeros(31), "yaw_rate": np.zeros(31)})
+        label_clip({"speed": np.zeros(31), "accel": np.zeros(31), "yaw_rate": np.zeros(31)}, BANK)
     bank = load_question_bank()
     broken = {"speed_regime": bank["speed_regime"].model_copy(update={"rule": "guess"})}
     with pytest.raises(ValueError, match="'speed_regime': unknown rule 'guess'"):

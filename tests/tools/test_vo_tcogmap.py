@@ -100,12 +100,11 @@ def test_probe_shares_one_vo_pass_and_reports_the_summary():
 @pytest.fixture(scope="module")
 def rendered_clips(tmp_path_factory):
     """(source, frames, 31-sample arrays, oracle turn label) of a small rendered EgoDyn world."""
-    from kinegraph.benchmarks.egodyn import load
-    from kinegraph.benchmarks.synthetic import generators
-    from kinegraph.graphs.egodyn_arrays import load_arrays
+    from kinegraph.benchmarks.egodyn import load, load_arrays
     from kinegraph.media import load_frames
+    from kinegraph.suites import suites
 
-    root = generators.get("egodyn")(tmp_path_factory.mktemp("synth"), n=4, seed=3)
+    root = suites.get("egodyn").generate(tmp_path_factory.mktemp("synth"), n=4, seed=3)
     clips: dict[str, list] = {}
     for sample in load(root):
         clips.setdefault(sample.group, []).append(sample)

@@ -17,14 +17,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
-from kinegraph.evaluators.egodyn import source_of
 from kinegraph.jsonfiles import read_json, read_jsonl
 from kinegraph.types import Media, Sample
 
 DEFAULT_NUM_FRAMES = 10  # frames shown per clip, upstream `--num_frames 10`
 SOURCES = ("nuscenes", "carla")
+
+
+def source_of(clip_id: str) -> str:
+    """nuScenes clips are named `clip_NNNNN`; every other id is a CARLA (CommonRoad) scenario."""
+    return "nuscenes" if clip_id.startswith("clip_") else "carla"
 
 
 def _require(obj: Mapping[str, Any], field: str, path: Path, line: int | None) -> Any:
@@ -249,3 +255,12 @@ def load(path: str | Path, **options: Any) -> list[Sample]:
     if not path.exists():
         raise DataError("no such file or directory", path=path)
     return load_hf(path, **options)
+
+
+def load_arrays(sample: Sample) -> dict[str, np.ndarray] | None:
+    """The clip's 31-sample kinematics arrays (`arrays/<clip_id>.npz`), when the layout has them."""
+    path = sample.context.get("arrays_path")
+    if not path:
+        return None
+    with np.load(path) as npz:
+        return {key: npz[key] for key in npz.files}

@@ -21,7 +21,6 @@ from typing import Any
 import pandas as pd
 
 from kinegraph.errors import DataError
-from kinegraph.evaluators.quantiphy import category_of
 from kinegraph.types import Media, Prediction, Sample
 
 COLUMN_ALIASES = {"prior": "ground_truth_prior", "answer": "ground_truth_posterior"}
@@ -41,6 +40,11 @@ OPTIONAL_CONTEXT = (
 )
 PRIOR_KINDS = {"S": "size", "V": "velocity", "A": "acceleration"}
 BACKGROUNDS = {"C": "complex", "S": "simple", "X": "segmented"}
+
+
+def category_of(inference_type: str, video_type: str) -> str:
+    """Official category: prior kind of the inference type + dimension of the video type (S2/D2/S3/D3)."""
+    return inference_type[0] + video_type[1]
 
 
 def codes(video_type: str, inference_type: str) -> dict[str, str]:

@@ -20,14 +20,33 @@ from typing import Any
 from kinegraph.benchmarks.hf_tables import config_files, read_config
 from kinegraph.benchmarks.nuscenes import CameraFrame, NuScenesTables
 from kinegraph.errors import DataError
-from kinegraph.evaluators.tad import LOCALIZATION_TASKS, SEGMENT_TASKS, TASKS, is_ego_question
 from kinegraph.types import Media, Sample
 
 BENCHMARK = "tad"
+TASKS: tuple[str, ...] = (
+    "exact_answer_action",
+    "mc_action",
+    "action_duration",
+    "temp_ordering",
+    "temp_action_localize",
+    "relative_action_localize",
+    "temp_object_localize",
+)
+SEGMENT_TASKS: tuple[str, ...] = ("exact_answer_action", "mc_action")
+LOCALIZATION_TASKS: tuple[str, ...] = ("temp_action_localize", "temp_object_localize")
+MIXED_TASKS = frozenset({"exact_answer_action", "mc_action", "temp_ordering", "temp_action_localize"})
+EGO_ONLY_TASKS = frozenset({"action_duration", "relative_action_localize"})
+NON_EGO_ONLY_TASKS = frozenset({"temp_object_localize"})
+EGO_KEYWORD = "the ego vehicle"
 CONFIGS: tuple[str, ...] = (*TASKS, "keysegments", "raw_labels")
 KEYFRAME_RATE_HZ = 2.0
 
 _REQUIRED = ("idx", "scene_token", "question", "answer")
+
+
+def is_ego_question(question: str | None) -> bool:
+    """Upstream's ego test: the question text contains "the ego vehicle" (lower-cased)."""
+    return EGO_KEYWORD in (question or "").lower()
 
 
 def load_ground_truth(root: str | Path, tasks: Iterable[str] = TASKS) -> dict[str, list[dict[str, Any]]]:
@@ -164,12 +183,14 @@ def load(
 ) -> list[Sample]:
     """Every question of the TAD task configs under `path`, in config then row order.
 
-    `nuscenes_root` resolves frames to CAM_FRONT keyframe files; without it media is empty and the
-    sample tokens are in `context["frame_tokens"]`.
+    `nuscenes_root` (default: `<path>/nuscenes` when present) resolves frames to CAM_FRONT keyframe files;
+    without one media is empty and the sample tokens are in `context["frame_tokens"]`.
     """
     root = Path(path)
     if not root.is_dir():
         raise DataError("not a TAD directory", path=root)
+    if nuscenes_root is None and (root / "nuscenes").is_dir():
+        nuscenes_root = root / "nuscenes"
     keysegment_rows = read_config(root, "keysegments")
     if keysegment_rows is None:
         raise DataError("no 'keysegments' config (needed for frames and localisation)", path=root)

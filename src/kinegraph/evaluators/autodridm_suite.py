@@ -14,9 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.autodridm import TASKS
-from kinegraph.evaluators.autodridm import LEVELS, score, score_question
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.autodridm import TASKS, load
+from kinegraph.benchmarks.synthetic.autodridm_world import generate
+from kinegraph.errors import DataError, UsageError
+from kinegraph.evaluators.autodridm import (
+    LEVELS,
+    PARTIAL_CREDIT_MODES,
+    read_predictions,
+    score,
+    score_question,
+)
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -75,22 +83,43 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(stats.groups, stats.matrix, TASKS, keep_empty=False)
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.autodridm import load
+def evaluate_files(predictions: Path, warn: Warn, *, data: Path, partial_credit: str = "none") -> str:
+    """Score AutoDriDM with kinegraph's own (non-official) scorer: tasks, levels, high risk, correlation."""
+    if partial_credit not in PARTIAL_CREDIT_MODES:
+        raise UsageError(
+            f"--partial-credit must be one of {list(PARTIAL_CREDIT_MODES)}, got {partial_credit!r}"
+        )
+    try:
+        metrics = score(load(data), read_predictions(predictions), partial_credit)
+    except DataError as exc:
+        if exc.path is not None:
+            raise
+        raise DataError(exc.message, path=predictions, field=exc.field) from None
+    return json.dumps(metrics, indent=2) + "\n"
 
-    return load(path, **options)
+
+EVALUATE_FLAGS = (
+    Flag("predictions", Path, "JSONL of {sample_id, raw} (kinegraph predictions.jsonl).", positional=True),
+    Flag("data", Path, "AutoDriDM folder with the six task JSON files."),
+    Flag("partial_credit", str, "Multi-select proper subsets: none (default), half or fraction.", "none"),
+)
 
 
 SUITE = Suite(
     name="autodridm",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
     primary="average",
-    default_graph="autodridm.baseline",
     breakdown=lambda m: dict(m["all"]["tasks"]),
     item_stats=item_stats,
-    notes={"unit": "image", "scorer": "non-official (no official scorer exists)"},
+    notes={
+        "paired unit": "image",
+        "scorer": "defined here: upstream publishes no scorer and no prediction format",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

@@ -7,6 +7,7 @@ writes "E" after its retries). Only the rows whose four variants are all in the 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,9 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name
-from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
+from kinegraph.benchmarks.synthetic.dsi_world import generate
+from kinegraph.errors import UsageError
+from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 MIN_CORRECT = 3  # the README's group-wise setting
@@ -135,22 +138,44 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns([str(r) for r in rows], matrix, CATEGORIES, keep_empty=False)
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.dsi import load
+def evaluate_files(
+    predictions: Path, warn: Warn, *, data: Path, model: str | None = None, min_correct: int = 3
+) -> str:
+    """Score DSI-Bench: sample-wise, group-wise (>= n of 4) and single-variant accuracy per category."""
+    if not 1 <= min_correct <= 4:
+        raise UsageError(f"--min-correct must be between 1 and 4, got {min_correct}")
+    return json.dumps(score_files(predictions, data, model, min_correct), indent=2) + "\n"
 
-    return load(path, **options)
+
+EVALUATE_FLAGS = (
+    Flag(
+        "predictions",
+        Path,
+        "Folder with <variant>/<model>.csv (upstream outputs) or <variant>.csv.",
+        positional=True,
+    ),
+    Flag("data", Path, "DSI-Bench folder holding metadatas/<variant>.csv."),
+    Flag("model", str | None, "Model name of <variant>/<model>.csv.", None),
+    Flag("min_correct", int, "Group-wise: a row counts when >= this many of 4 are right.", 3),
+)
 
 
 SUITE = Suite(
     name="dsi",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="sample_wise",
-    default_graph="dsi.baseline",
     breakdown=breakdown,
     item_stats=item_stats,
-    notes={"unit": "row (its four variants)", "failed": FAILED_ANSWER},
+    notes={
+        "paired unit": "row (its four variants)",
+        "failed call": f"answered {FAILED_ANSWER!r}, as upstream after its retries (scores 0)",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

@@ -10,20 +10,18 @@ says they count as wrong. `penalize_unparsed=True` is that non-official variant.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kinegraph.benchmarks.egodyn import source_of
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
 from kinegraph.evaluators.classification import confusion_matrix, group_metrics
 from kinegraph.evaluators.egodyn_consistency import compute_consistency
 from kinegraph.jsonfiles import read_jsonl
-from kinegraph.suites import GroupStats, Suite, class_recall_stats
-from kinegraph.types import Prediction, Sample, Status
 
 UNPARSED = "<unparsed>"  # label of an unparsed answer under the non-official penalize_unparsed mode
 
@@ -103,11 +101,6 @@ def parse_answer(model_answer: str | None, choices: Sequence[str] | None, answer
         if label is not None:
             return label
     return _substring_match(norm, choices)
-
-
-def source_of(clip_id: str) -> str:
-    """nuScenes clips are named `clip_NNNNN`; every other id is a CARLA (CommonRoad) scenario."""
-    return "nuscenes" if clip_id.startswith("clip_") else "carla"
 
 
 class ScoredRecord(NamedTuple):
@@ -241,109 +234,3 @@ def structural_warnings(
     if no_oracle:
         out.append(f"{no_oracle} record(s) without 'oracle_label'/'answer' counted as unparsed, as upstream")
     return out
-
-
-def prediction_records(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
-    """Runner predictions as upstream prediction records; a failed call has an empty answer (unparsed)."""
-    by_id = {s.id: s for s in samples}
-    records = []
-    for p in predictions:
-        s = by_id.get(p.sample_id)
-        if s is None or p.status == Status.skipped:
-            continue
-        answer = p.raw if p.raw is not None else (str(p.answer) if p.answer is not None else "")
-        records.append(
-            {
-                "qa_id": s.metadata.get("qa_id") or s.id,
-                "clip_id": s.group,
-                "question_id": s.question_id,
-                "category": s.metadata.get("category", "unknown"),
-                "oracle_label": s.answer,
-                "model_answer": answer,
-            }
-        )
-    return records
-
-
-def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
-    """The official metric dict for a run."""
-    return score(prediction_records(samples, predictions))
-
-
-def export_official(
-    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
-) -> list[Path]:
-    """Write `predictions.jsonl` in the upstream format, so upstream `scripts/evaluate.py` can read it."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "egodyn_predictions.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in prediction_records(samples, predictions)))
-    return [path]
-
-
-def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """The leaderboard's columns: pooled balanced accuracy first (the headline), then the rest."""
-    return {
-        "balanced_acc": metrics["global"]["balanced_acc"],
-        "accuracy": metrics["global"]["accuracy"],
-        "macro_f1": metrics["global"]["macro_f1"],
-        "temporal_balanced_acc": metrics["temporal"]["balanced_acc"],
-        "wpcr": metrics["consistency"]["wemcr"],
-        "parsable": metrics["parsable_coverage"],
-    }
-
-
-def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
-    """Per-clip statistics of the pooled global balanced accuracy (parsed answers only, as upstream)."""
-    bank = load_question_bank()
-    triples = []
-    for record in prediction_records(samples, predictions):
-        scored = score_record(record, bank)
-        if scored is not None:
-            triples.append((scored.clip_id, scored.oracle, scored.pred))
-    return class_recall_stats(triples)
-
-
-def question_stats(
-    records: Iterable[Mapping[str, Any]], bank: Mapping[str, EgoDynQuestion]
-) -> dict[str, GroupStats]:
-    """Per-clip statistics of each question's `per_question` balanced accuracy (upstream, unrounded).
-
-    Parsed answers only, as upstream; upstream takes the recall over the question's choices, so an oracle
-    label outside them adds no class (its records are left out here too).
-    """
-    triples: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for record in records:
-        scored = score_record(record, bank)
-        if scored is None:
-            continue
-        labels = bank[scored.question_id].choices
-        kept = triples[scored.question_id]  # the question is in the breakdown even if nothing is kept
-        if labels is None or scored.oracle in labels:
-            kept.append((scored.clip_id, scored.oracle, scored.pred))
-    return {qid: class_recall_stats(triples[qid]) for qid in sorted(triples)}
-
-
-def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
-    """`question_stats` of a run: keys and values of the `per_question` breakdown."""
-    return question_stats(prediction_records(samples, predictions), load_question_bank())
-
-
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.egodyn import load  # imported late: the loader imports this module
-
-    return load(path, **options)
-
-
-SUITE = Suite(
-    name="egodyn",
-    load=_load,
-    score=score_predictions,
-    export=export_official,
-    headline=headline,
-    group_stats=group_stats,
-    primary="balanced_acc",
-    default_graph="egodyn.vision",
-    breakdown=lambda m: {q: v["balanced_acc"] for q, v in m["per_question"].items()},
-    confusions=lambda m: {q: v["confusion_matrix"] for q, v in m["per_question"].items()},
-    item_stats=item_stats,
-)

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kinegraph.benchmarks.quantiphy import category_of
 from kinegraph.errors import DataError
-from kinegraph.suites import GroupStats, Suite, mean_columns
-from kinegraph.types import Prediction, Sample
 
 MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 # Non-official: the VSI-Bench threshold set that the paper's appendix A.2 states.
@@ -145,11 +144,6 @@ def mra(pred: float, gt: float, thresholds: Sequence[float] = MRA_THRESHOLDS) ->
         return float("nan")
     rel = abs(pred - gt) / gt
     return sum(rel < (1 - theta) for theta in thresholds) / len(thresholds)
-
-
-def category_of(inference_type: str, video_type: str) -> str:
-    """Official category: prior kind of the inference type + dimension of the video type (S2/D2/S3/D3)."""
-    return inference_type[0] + video_type[1]
 
 
 def read_ground_truth(path: str | Path) -> dict[Any, float]:
@@ -304,87 +298,3 @@ def results_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     buffer = io.StringIO()
     pd.DataFrame(list(rows)).to_csv(buffer, index=False)
     return buffer.getvalue()
-
-
-def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
-    """The official results row for a run (ground truth from the samples, ids from the question ids)."""
-    from kinegraph.benchmarks.quantiphy import predictions_frame
-
-    frame = predictions_frame(samples, predictions)
-    gt = {int(s.question_id): s.answer for s in samples if s.answer is not None and s.question_id is not None}
-    scored, invalid = score_frame(frame, gt)
-    return aggregate(scored, invalid, "run")
-
-
-def export_official(
-    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
-) -> list[Path]:
-    """Write the predictions as a `model_outputs/*.csv` file the upstream `evaluator.py` reads."""
-    from kinegraph.benchmarks.quantiphy import predictions_frame
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "quantiphy_predictions.csv"
-    predictions_frame(samples, predictions).to_csv(path, index=False)
-    return [path]
-
-
-def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """MRA average first, then the four categories and the invalid rate (as a fraction)."""
-    out: dict[str, float | None] = {"mra_average": metrics.get("mra_average")}
-    for category in CATEGORIES:
-        out[f"mra_{category}"] = metrics.get(f"mra_{category}")
-    out["invalid"] = metrics["invalid_percentage"] / 100
-    return out
-
-
-def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
-    """Per-video statistics of the 4-category macro MRA: rows = [sum MRA, count] per category."""
-    by_id = {p.sample_id: p for p in predictions}
-    rows: dict[str, np.ndarray] = {}
-    for s in samples:
-        p = by_id.get(s.id)
-        if p is None or s.answer is None:
-            continue
-        pred = float(p.answer) if isinstance(p.answer, int | float) else float("nan")
-        value = mra(abs(pred), float(s.answer))
-        if math.isnan(value):
-            continue
-        row = rows.setdefault(s.group, np.zeros(2 * len(CATEGORIES)))
-        k = CATEGORIES.index(s.metadata["category"])
-        row[2 * k] += value
-        row[2 * k + 1] += 1
-    groups = sorted(rows)
-
-    def finalize(sums: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = sums[:, 0::2] / sums[:, 1::2]
-        return means.mean(axis=1)  # NaN unless all four categories are present, like mra_average
-
-    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * len(CATEGORIES)))
-    return GroupStats(groups, matrix, finalize)
-
-
-def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
-    """Per-video statistics of each category's mean MRA (`mra_S2` ...), the four breakdown entries."""
-    stats = group_stats(samples, predictions)
-    return mean_columns(stats.groups, stats.matrix, CATEGORIES)
-
-
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.quantiphy import load  # imported late: the loader imports this module
-
-    return load(path, **options)
-
-
-SUITE = Suite(
-    name="quantiphy",
-    load=_load,
-    score=score_predictions,
-    export=export_official,
-    headline=headline,
-    group_stats=group_stats,
-    primary="mra_average",
-    default_graph="quantiphy.zero_shot",
-    breakdown=lambda m: {c: m.get(f"mra_{c}") for c in CATEGORIES},
-    item_stats=item_stats,
-)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import GROUPS, scenario_group
+from kinegraph.benchmarks.stsbench import GROUPS, read_records, scenario_group
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json
 
@@ -89,8 +89,6 @@ def read_predictions(path: str | Path) -> list[dict[str, Any]]:
 
 def score_file(predictions: str | Path, data: str | Path, empty_as_wrong: bool = False) -> dict[str, Any]:
     """`score` on an upstream prediction file and STSnu.json; errors name the prediction file."""
-    from kinegraph.benchmarks.stsbench import read_records
-
     answers, records = read_predictions(predictions), read_records(data)
     try:
         return score(answers, records, empty_as_wrong)

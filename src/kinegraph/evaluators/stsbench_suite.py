@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import GROUPS
-from kinegraph.evaluators.stsbench import score
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.stsbench import GROUPS, load
+from kinegraph.benchmarks.synthetic.stsbench_world import generate
+from kinegraph.evaluators.stsbench import score, score_file
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -144,22 +145,39 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(groups, matrix, [f"{g}: {s}" for g, s in columns])
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.stsbench import load
+def evaluate_files(predictions: Path, warn: Warn, *, data: Path, empty_as_wrong: bool = False) -> str:
+    """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
+    return json.dumps(score_file(predictions, data, empty_as_wrong), indent=2) + "\n"
 
-    return load(path, **options)
+
+EVALUATE_FLAGS = (
+    Flag("predictions", Path, "Upstream prediction JSON (prediction, gt_letter, man_id).", positional=True),
+    Flag("data", Path, "STSnu.json (scenario groups and types)."),
+    Flag(
+        "empty_as_wrong",
+        bool,
+        "Non-official: an empty prediction counts as wrong (upstream stops).",
+        False,
+    ),
+)
 
 
 SUITE = Suite(
     name="stsbench",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="group_average",
-    default_graph="stsbench.baseline",
     breakdown=breakdown,
     item_stats=item_stats,
-    notes={"unit": "scenario record", "empty": "counted wrong (non-official; upstream stops)"},
+    notes={
+        "paired unit": "scenario record",
+        "empty output": "a failed call counts as wrong (non-official `empty_as_wrong`; upstream stops)",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

@@ -15,24 +15,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kinegraph.benchmarks.tad import (
+    EGO_ONLY_TASKS,
+    MIXED_TASKS,
+    NON_EGO_ONLY_TASKS,
+    TASKS,
+    is_ego_question,
+)
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_jsonl
 
-TASKS: tuple[str, ...] = (
-    "exact_answer_action",
-    "mc_action",
-    "action_duration",
-    "temp_ordering",
-    "temp_action_localize",
-    "relative_action_localize",
-    "temp_object_localize",
-)
-SEGMENT_TASKS: tuple[str, ...] = ("exact_answer_action", "mc_action")
-LOCALIZATION_TASKS: tuple[str, ...] = ("temp_action_localize", "temp_object_localize")
-MIXED_TASKS = frozenset({"exact_answer_action", "mc_action", "temp_ordering", "temp_action_localize"})
-EGO_ONLY_TASKS = frozenset({"action_duration", "relative_action_localize"})
-NON_EGO_ONLY_TASKS = frozenset({"temp_object_localize"})
-EGO_KEYWORD = "the ego vehicle"
 MODES: tuple[str, ...] = ("all", "ego", "non-ego")
 MODE_TASK_COUNT = {"all": 7, "ego": 6, "non-ego": 5}
 
@@ -92,11 +84,6 @@ METRICS: dict[str, Callable[[Records, Mapping[Any, Any]], float]] = {
     "relative_action_localize": accuracy,
     "temp_object_localize": miou,
 }
-
-
-def is_ego_question(question: str | None) -> bool:
-    """Upstream's ego test: the question text contains "the ego vehicle" (lower-cased)."""
-    return EGO_KEYWORD in (question or "").lower()
 
 
 def filter_ground_truth(task: str, rows: Records, mode: str) -> list[Mapping[str, Any]]:

@@ -17,8 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.evaluators.tad import METRICS, TASKS, score
-from kinegraph.suites import GroupStats, Suite, mean_columns
+from kinegraph.benchmarks.synthetic.tad_world import generate
+from kinegraph.benchmarks.tad import TASKS, load, load_ground_truth
+from kinegraph.errors import DataError, UsageError
+from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 FAILED_PRED = "ERROR"  # upstream's `pred` when inference raised
@@ -145,22 +148,50 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return {t: stats for t, stats in items.items() if t in scored}
 
 
-def _load(path: str | Path, **options: Any) -> list[Sample]:
-    from kinegraph.benchmarks.tad import load
+def evaluate_files(predictions: Path, warn: Warn, *, data: Path, eval_mode: str | None = None) -> str:
+    """Score TAD predictions as upstream evaluation.py, plus the 7-task average and the ego split."""
+    modes = MODES if eval_mode is None else (eval_mode,)
+    if eval_mode is not None and eval_mode not in MODES:
+        raise UsageError(f"--eval-mode must be one of {list(MODES)}, got {eval_mode!r}")
+    gt = load_ground_truth(data)
+    if any(predictions.glob("*.jsonl")) or not predictions.is_dir():
+        metrics = score(read_prediction_dir(predictions), gt, modes)
+    else:
+        models = sorted(d for d in predictions.iterdir() if d.is_dir() and any(d.glob("*.jsonl")))
+        if not models:
+            raise DataError("no <task>.jsonl files and no model folders holding them", path=predictions)
+        metrics = {m.name: score(read_prediction_dir(m), gt, modes) for m in models}
+    return json.dumps(metrics, indent=2) + "\n"
 
-    return load(path, **options)
+
+EVALUATE_FLAGS = (
+    Flag(
+        "predictions",
+        Path,
+        "Folder of <task>.jsonl files, or of one such folder per model.",
+        positional=True,
+    ),
+    Flag("data", Path, "TAD folder with the task configs (HF layout)."),
+    Flag("eval_mode", str | None, "Only one upstream mode: all, ego or non-ego (default: all three).", None),
+)
 
 
 SUITE = Suite(
     name="tad",
-    load=_load,
+    load=load,
     score=score_predictions,
     export=export_official,
     headline=headline,
     group_stats=group_stats,
+    official=True,
     primary="task_average",
-    default_graph="tad.baseline",
     breakdown=lambda m: {t: m["all"].get(t) for t in TASKS if t in m["all"]},
     item_stats=item_stats,
-    notes={"unit": "scene", "failed_pred": FAILED_PRED},
+    notes={
+        "paired unit": "scene",
+        "failed call": f"written as pred {FAILED_PRED!r}, as upstream on an exception (scores 0)",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
 )

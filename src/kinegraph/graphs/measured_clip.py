@@ -51,6 +51,7 @@ def measure_clip(
 ) -> dict:
     """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
     run the official kinematics and oracle (a worker thread)."""
+    from kinegraph.benchmarks.egodyn_questions import load_question_bank
     from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
     from kinegraph.tools.oracle import label_clip
 
@@ -62,7 +63,7 @@ def measure_clip(
         "record": record,
         "kinematics": kinematics,
         "measured": {
-            "answers": label_clip(kinematics.arrays(), features=kinematics.features),
+            "answers": label_clip(kinematics.arrays(), load_question_bank(), features=kinematics.features),
             "signals": {
                 "trajectory": trajectory.summary(),
                 "features": {k: round(v, 4) for k, v in kinematics.features.items()},

@@ -83,7 +83,7 @@ def calculate(
     exact: bool,
 ) -> tuple[float, str, list[str]]:
     """Run the 2D/3D calculator: (value, answer text, notes); ValueError when it cannot answer."""
-    from kinegraph.benchmarks.synthetic.quantiphy_solve import DEFAULT_SCHEME, solve_row
+    from kinegraph.tools.quantiphy_solve import DEFAULT_SCHEME, solve_row
 
     scheme, window = DEFAULT_SCHEME["exact" if exact else "tracker"]
     answer = solve_row(_row(sample), grounding, tracks, image_size, scheme, window)
@@ -111,7 +111,7 @@ def measure_from_sidecar(use_tracker: bool) -> Any:
     """Answer every question of the video from sidecar grounding and exact or tracked pixels."""
 
     async def measure(state: GroupState) -> dict[str, Any]:
-        from kinegraph.benchmarks.synthetic.quantiphy_solve import exact_tracks, tracked_tracks
+        from kinegraph.tools.quantiphy_solve import exact_tracks, tracked_tracks
 
         results = []
         for sample in state["samples"]:

@@ -28,6 +28,8 @@ class Comparison:
     breakdowns: list[dict[str, float | None]]
     confusions: list[dict[str, dict[str, Any]]]
     item_deltas: list[dict[str, Delta]]  # per run: item -> delta vs the first run ({} for the first)
+    scorer: str  # the suite's scorer: the official metric or kinegraph's own
+    notes: dict[str, str]  # the suite's notes on how runs are scored
     n_boot: int = 2000
     seed: int = 0
 
@@ -70,6 +72,8 @@ def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -
         breakdowns=[suite.breakdown(r.metrics) for r in runs],
         confusions=[suite.confusions(r.metrics) for r in runs],
         item_deltas=item_deltas,
+        scorer=suite.scorer,
+        notes=dict(suite.notes),
         n_boot=n_boot,
         seed=seed,
     )

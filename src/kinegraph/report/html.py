@@ -35,14 +35,25 @@ def html_table(header: list[str], body: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
 
 
+def _scoring(comparison: Comparison) -> str:
+    """The suite's scorer (official metric or kinegraph's own) and its notes on scoring."""
+    notes = "".join(
+        f"<li>{html.escape(key)}: {html.escape(value)}</li>" for key, value in comparison.notes.items()
+    )
+    return f"<p class=note>Scores: {html.escape(comparison.scorer)}.</p>" + (
+        f"<ul class=note>{notes}</ul>" if notes else ""
+    )
+
+
 def render(comparison: Comparison) -> str:
     header, body = rows(comparison)
     parts = [
         f"<h1>kinegraph · {html.escape(comparison.benchmark)}</h1>",
         "<p class=note>First run is the baseline. Δ = paired bootstrap over clips/videos, 95% percentile "
         "interval, for the primary metric and for each question / task; * marks an interval that "
-        "excludes 0 (per item, not corrected for multiplicity). Scores are the official metric; errors are "
-        "failed calls (not parse failures), shown separately and never rewritten into answers.</p>",
+        "excludes 0 (per item, not corrected for multiplicity). Errors are failed calls (not parse "
+        "failures), shown separately and never rewritten into answers.</p>",
+        _scoring(comparison),
         html_table(header, body),
         "<h2>Difference from the baseline</h2>",
         _img(plots.delta_forest(comparison), "deltas"),

@@ -47,6 +47,8 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
     return {
         "benchmark": comparison.benchmark,
         "primary": comparison.primary,
+        "scorer": comparison.scorer,
+        "notes": comparison.notes,
         "interval": "paired bootstrap over groups, 95% percentile; deltas are run minus the first run",
         "n_boot": comparison.n_boot,
         "seed": comparison.seed,

@@ -103,4 +103,6 @@ def markdown(comparison: Comparison) -> str:
     if body:
         lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in body]
+    lines += ["", f"Scores: {comparison.scorer}."]
+    lines += [f"- {key}: {value}" for key, value in comparison.notes.items()]
     return "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """EgoDyn-Bench's deterministic oracle: the labelling rules applied to clip kinematics.
 
-Each question of the bank (`kinegraph.benchmarks.egodyn_questions`) names a rule and its parameters;
+Each question of the bank (passed in; EgoDyn's loader reads it) names a rule and its parameters;
 the rules reproduce upstream `labeling_rules.py`, including where each looks a value up first: the
 threshold/trend/event rules aggregate the array when one of that name exists, while the
 classification rules prefer a stored feature of that name. `label_from_features` answers the
@@ -10,14 +10,27 @@ questions a clip's stored summary features alone determine (e.g. the 6 of select
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.tools.kinematics import ClipKinematics, summary_features
 
 Label = str | float
+
+
+class OracleQuestion(Protocol):
+    """What the oracle reads of a bank question: its id, its labelling rule and the rule's parameters."""
+
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+
+
+Bank = Mapping[str, OracleQuestion]
 
 
 class RuleOutcome(NamedTuple):
@@ -303,7 +316,7 @@ RULES: dict[str, Callable[[_Clip, Mapping[str, Any]], RuleOutcome]] = {
 }
 
 
-def _rule(question: EgoDynQuestion) -> Callable[[_Clip, Mapping[str, Any]], RuleOutcome]:
+def _rule(question: OracleQuestion) -> Callable[[_Clip, Mapping[str, Any]], RuleOutcome]:
     if question.rule not in RULES:
         raise ValueError(f"question {question.question_id!r}: unknown rule {question.rule!r}")
     return RULES[question.rule]
@@ -311,7 +324,7 @@ def _rule(question: EgoDynQuestion) -> Callable[[_Clip, Mapping[str, Any]], Rule
 
 def explain_clip(
     clip: ClipKinematics | Mapping[str, np.ndarray],
-    bank: Mapping[str, EgoDynQuestion] | None = None,
+    bank: Bank,
     *,
     features: Mapping[str, float] | None = None,
 ) -> dict[str, RuleOutcome]:
@@ -319,7 +332,6 @@ def explain_clip(
 
     Without `features` the stored features are computed from the arrays (as upstream's extractor does).
     """
-    questions = load_question_bank() if bank is None else bank
     if isinstance(clip, ClipKinematics):
         arrays: Mapping[str, np.ndarray] = clip.arrays()
         feats: Mapping[str, float] = clip.features if features is None else features
@@ -336,12 +348,12 @@ def explain_clip(
             )
         )
     view = _Clip(feats, arrays)
-    return {qid: _rule(q)(view, q.params) for qid, q in questions.items()}
+    return {qid: _rule(q)(view, q.params) for qid, q in bank.items()}
 
 
 def label_clip(
     clip: ClipKinematics | Mapping[str, np.ndarray],
-    bank: Mapping[str, EgoDynQuestion] | None = None,
+    bank: Bank,
     *,
     features: Mapping[str, float] | None = None,
 ) -> dict[str, Label]:
@@ -349,18 +361,15 @@ def label_clip(
     return {qid: out.label for qid, out in explain_clip(clip, bank, features=features).items()}
 
 
-def label_from_features(
-    features: Mapping[str, float], bank: Mapping[str, EgoDynQuestion] | None = None
-) -> dict[str, Label]:
+def label_from_features(features: Mapping[str, float], bank: Bank) -> dict[str, Label]:
     """Labels of the questions that stored summary features alone determine; the others are left out.
 
     For selected_clips.json's six features (signed `max_abs_yaw_rate`, min_accel, mean_abs_jerk,
     mean_speed, total_heading_change, max_lateral_accel) that is six questions.
     """
-    questions = load_question_bank() if bank is None else bank
     view = _Clip(features, None)
     labels: dict[str, Label] = {}
-    for qid, q in questions.items():
+    for qid, q in bank.items():
         try:
             labels[qid] = _rule(q)(view, q.params).label
         except _Undetermined:

@@ -1,5 +1,5 @@
-"""Synthetic worlds shared by the synthetic-world tests: a tiny nuScenes dataroot, a straight-road world,
-and a QuantiPhy world (26 videos, over 100 rows), each written once per session."""
+"""Synthetic worlds shared by the synthetic-world tests: a tiny nuScenes dataroot and a straight-road world,
+each written once per session."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from kinegraph.benchmarks.synthetic.nuscenes_world import generate
-from kinegraph.benchmarks.synthetic.quantiphy_world import generate as generate_quantiphy
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera
 from kinegraph.benchmarks.synthetic.road_world import RoadWorld, build_world
 
@@ -32,8 +31,3 @@ def straight_world() -> RoadWorld:
 @pytest.fixture(scope="session")
 def small_camera() -> PinholeCamera:
     return PinholeCamera.nuscenes_front(320, 180)
-
-
-@pytest.fixture(scope="session")
-def quantiphy_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate_quantiphy(tmp_path_factory.mktemp("quantiphy_world"), n=26, seed=11)

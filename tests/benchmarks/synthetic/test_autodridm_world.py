@@ -8,14 +8,15 @@ import pytest
 from typer.testing import CliRunner
 
 from kinegraph.benchmarks import autodridm
-from kinegraph.benchmarks.synthetic import autodridm_world, generators
+from kinegraph.benchmarks.synthetic import autodridm_world
 from kinegraph.cli import app
 from kinegraph.media import read_image
+from kinegraph.suites import suites
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    return generators.get("autodridm")(tmp_path_factory.mktemp("autodridm"), n=24, seed=3)
+    return suites.get("autodridm").generate(tmp_path_factory.mktemp("autodridm"), n=24, seed=3)
 
 
 def test_loads_in_official_layout_with_both_danger_encodings(world):

@@ -12,16 +12,17 @@ import pytest
 from typer.testing import CliRunner
 
 from kinegraph.benchmarks import dsi
-from kinegraph.benchmarks.synthetic import dsi_world, generators
+from kinegraph.benchmarks.synthetic import dsi_world
 from kinegraph.cli import app
 from kinegraph.media import read_video
+from kinegraph.suites import suites
 
 N_CLIPS = 10  # two of each clip kind
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    return generators.get("dsi")(tmp_path_factory.mktemp("dsi"), n=N_CLIPS, seed=7)
+    return suites.get("dsi").generate(tmp_path_factory.mktemp("dsi"), n=N_CLIPS, seed=7)
 
 
 def option_text(options: str, letter: str) -> str:

@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kinegraph.benchmarks.egodyn_questions import load_question_bank
 from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic import generators
 from kinegraph.benchmarks.synthetic.egodyn_world import generate, nuscenes_segments_for
 from kinegraph.benchmarks.synthetic.maneuvers import expected_labels
 from kinegraph.media import read_video, video_info
+from kinegraph.suites import suites
 from kinegraph.tools.oracle import label_clip
 
 SIZES = {"width_px": 96, "height_px": 54, "carla_width_px": 96, "carla_height_px": 54}
@@ -41,7 +42,7 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def test_registered_as_synth_egodyn() -> None:
-    assert generators.get("egodyn") is generate
+    assert suites.get("egodyn").generate is generate
 
 
 def test_nuscenes_clip_index_follows_upstream_records(egodyn_root: Path) -> None:
@@ -76,7 +77,7 @@ def test_qa_rows_are_the_oracle_on_the_stored_arrays(egodyn_root: Path) -> None:
         assert [r["qa_id"] for r in rows] == [f"qa_{i:08d}" for i in range(len(rows))]
         for clip_id, record in records.items():
             arrays = _npz(egodyn_root / part / record["array_ref"])
-            oracle = label_clip(arrays, features=record["features"])
+            oracle = label_clip(arrays, load_question_bank(), features=record["features"])
             mine = {r["question_id"]: r for r in rows if r["clip_id"] == clip_id}
             assert {q: r["answer"] for q, r in mine.items()} == oracle
             for r in mine.values():

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks.synthetic import generators
 from kinegraph.benchmarks.synthetic.quantiphy_world import generate
 from kinegraph.cli import app
 from kinegraph.evaluators.quantiphy import score_file
 from kinegraph.media import read_video
+from kinegraph.suites import suites
 from kinegraph.tools.quantiphy_text import parse_depth_info, parse_prior, parse_question
 
 OFFICIAL_COLUMNS = [
@@ -170,7 +170,7 @@ def test_same_seed_same_files(tmp_path):
 
 
 def test_registered_and_reachable_from_the_cli(tmp_path):
-    assert generators.get("quantiphy") is generate
+    assert suites.get("quantiphy").generate is generate
     result = CliRunner().invoke(
         app, ["synth", "quantiphy", "--out", str(tmp_path), "--n", "1", "--seed", "2"]
     )

@@ -1,10 +1,10 @@
-"""Small TAD and STSBench sets in their official layouts, built from scripted ego maneuvers.
+"""Synthetic TAD: scripted ego maneuvers as nuScenes keyframe tables plus the TAD configs (HF field layout).
 
-Ground truth comes from the script (the maneuver of each 3 s segment), not from any tool. Frames are
-tiny noise images: the loopback model under test reads only text. TAD scenes are chains of maneuvers
-written as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses) plus the TAD configs in the HF field
-layout; the synthetic world has no other road users, so the set is ego-only (no temp_object_localize).
-STSBench records are single ego maneuvers over 6 keyframes with the STSnu.json fields.
+Ground truth comes from the script (the maneuver of each 3 s segment), not from any tool. Frames are tiny
+noise images: the set tests text and trajectory paths, not vision. Scenes are chains of maneuvers written
+as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses); the world has no other road users, so the set
+is ego-only (six tasks, no temp_object_localize). `kinegraph synth tad` puts the configs in the root and the
+nuScenes tables in `<root>/nuscenes`, where the TAD loader looks by default.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.nuscenes_world import plan_track, token
 from kinegraph.media import write_image
 
@@ -38,27 +37,6 @@ TAD_ACTION = {
 TAD_ACTIONS = tuple(dict.fromkeys(TAD_ACTION.values()))
 PHRASE_LIST = ", ".join(f"'{a}'" for a in TAD_ACTIONS)
 LETTER_REPLY = "Respond with exactly one letter corresponding to the correct option."
-
-STS_EGO = {
-    "accelerate": "Ego is accelerating",
-    "stop_and_go": "Ego is accelerating",
-    "brake": "Ego is decelerating",
-    "emergency_stop": "Ego is stopping",
-    "left_turn": "Ego is turning left",
-    "right_turn": "Ego is turning right",
-    "lane_change_left": "Ego is changing lanes",
-    "lane_change_right": "Ego is changing lanes",
-}
-STS_EGO_TYPES = (
-    "Ego is accelerating",
-    "Ego is decelerating",
-    "Ego is changing lanes",
-    "Ego is turning left",
-    "Ego is turning right",
-    "Ego is performing u-turn",
-    "Ego is reversing",
-    "Ego is stopping",
-)
 
 
 def _quaternions(yaw_rad: np.ndarray) -> np.ndarray:
@@ -166,8 +144,7 @@ def _collapse(actions: list[str]) -> list[str]:
 def tad_scene_questions(
     actions: list[str], anchors: list[int], rng: np.random.Generator
 ) -> dict[str, list[dict]]:
-    """Questions of the six ego tasks for one scene whose segment k does actions[k] (anchored at "
-    "anchors[k])."""
+    """The six ego tasks' questions for one scene whose segment k does actions[k] (anchored at anchors[k])."""
     out: dict[str, list[dict]] = {}
     for k, action in enumerate(actions):
         out.setdefault("exact_answer_action", []).append(
@@ -243,8 +220,16 @@ def tad_scene_questions(
 
 
 def write_tad_world(root: Path, n_scenes: int = 6, seed: int = 0, segments: int = 4) -> tuple[Path, Path]:
-    """(TAD config dir, nuScenes root) of `n_scenes` scripted scenes of `segments` x 3 s."""
-    nuscenes_root, tad_dir = root / "nuscenes", root / "tad"
+    """(TAD config dir `root/tad`, nuScenes root `root/nuscenes`): side by side, so loading the configs
+    alone (without `nuscenes_root`) gives samples without frames or poses."""
+    root = Path(root)
+    return write_tad_set(root / "tad", root / "nuscenes", n_scenes, seed, segments)
+
+
+def write_tad_set(
+    tad_dir: Path, nuscenes_root: Path, n_scenes: int, seed: int, segments: int = 4
+) -> tuple[Path, Path]:
+    """TAD configs in `tad_dir`, nuScenes tables in `nuscenes_root`: `n_scenes` scenes of `segments` x 3 s."""
     tad_dir.mkdir(parents=True, exist_ok=True)
     scenes, keysegment_rows = [], []
     configs: dict[str, list[dict]] = {}
@@ -297,32 +282,9 @@ def write_tad_world(root: Path, n_scenes: int = 6, seed: int = 0, segments: int 
     return tad_dir, nuscenes_root
 
 
-def write_stsbench_world(root: Path, n_records: int = 24, seed: int = 0) -> Path:
-    """STSnu.json with `n_records` ego scenarios (6 keyframes of one scripted maneuver each) and frames."""
-    maneuvers = sorted(STS_EGO)
-    rng = np.random.default_rng(seed)
-    records = []
-    for i in range(n_records):
-        name = maneuvers[i % len(maneuvers)]
-        track = script_maneuver(name, seed + i, duration_s=2.5, rate_hz=KEYFRAME_HZ)
-        positive = STS_EGO[name]
-        negatives = [t for t in STS_EGO_TYPES if t != positive]
-        frames = [f"samples/CAM_FRONT/sts_{i:03d}_{j}.jpg" for j in range(len(track.timestamps_s))]
-        for f in frames:
-            write_image(root / f, _tiny_frame(rng))
-        records.append(
-            {
-                "scenario": positive,
-                "negative_scenarios": ",".join(negatives),
-                "sensors": {"CAM_FRONT": frames},
-                "ego": {
-                    "xyz": [[float(x), float(y), 0.0] for x, y in track.xy_m],
-                    "yaw": [float(v) for v in track.yaw_rad],
-                    "velocity": [float(v) for v in track.speed_mps],
-                    "ego_pose_token": [token(seed, "sts", i, j) for j in range(len(frames))],
-                },
-            }
-        )
-    path = root / "STSnu.json"
-    path.write_text(json.dumps(records))
-    return path
+def generate(out_dir: Path, n: int = 6, seed: int = 0) -> Path:
+    """Write `n` scenes of four 3 s maneuvers; returns `out_dir` (the TAD folder the loader reads)."""
+    if n < 1:
+        raise ValueError(f"need at least one scene, got n={n}")
+    out_dir = Path(out_dir)
+    return write_tad_set(out_dir, out_dir / "nuscenes", n_scenes=n, seed=seed)[0]

@@ -7,9 +7,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from kinegraph.benchmarks.synthetic.quantiphy_solve import PREDICTION_COLUMNS, predict
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import score_file
+from kinegraph.evaluators.quantiphy_calculator import PREDICTION_COLUMNS, predict
 
 CATEGORIES = ("mra_S2", "mra_D2", "mra_S3", "mra_D3")
 

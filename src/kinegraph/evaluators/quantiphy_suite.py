@@ -1,0 +1,133 @@
+"""QuantiPhy as a suite: a run's numbers as an official prediction CSV, scored by `evaluators.quantiphy`.
+
+Ground truth comes from the samples and ids from their question ids. Paired statistics are per video:
+the MRA sum and count per category, so a resample's macro MRA is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kinegraph.benchmarks.quantiphy import load, predictions_frame
+from kinegraph.benchmarks.synthetic.quantiphy_world import generate
+from kinegraph.errors import UsageError
+from kinegraph.evaluators.quantiphy import (
+    CATEGORIES,
+    MRA_THRESHOLDS,
+    VSI_THRESHOLDS,
+    aggregate,
+    mra,
+    results_csv,
+    score_file,
+    score_frame,
+)
+from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.types import Prediction, Sample
+
+
+def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    """The official results row for a run (ground truth from the samples, ids from the question ids)."""
+    frame = predictions_frame(samples, predictions)
+    gt = {int(s.question_id): s.answer for s in samples if s.answer is not None and s.question_id is not None}
+    scored, invalid = score_frame(frame, gt)
+    return aggregate(scored, invalid, "run")
+
+
+def export_official(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
+) -> list[Path]:
+    """Write the predictions as a `model_outputs/*.csv` file the upstream `evaluator.py` reads."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "quantiphy_predictions.csv"
+    predictions_frame(samples, predictions).to_csv(path, index=False)
+    return [path]
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """MRA average first, then the four categories and the invalid rate (as a fraction)."""
+    out: dict[str, float | None] = {"mra_average": metrics.get("mra_average")}
+    for category in CATEGORIES:
+        out[f"mra_{category}"] = metrics.get(f"mra_{category}")
+    out["invalid"] = metrics["invalid_percentage"] / 100
+    return out
+
+
+def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> GroupStats:
+    """Per-video statistics of the 4-category macro MRA: rows = [sum MRA, count] per category."""
+    by_id = {p.sample_id: p for p in predictions}
+    rows: dict[str, np.ndarray] = {}
+    for s in samples:
+        p = by_id.get(s.id)
+        if p is None or s.answer is None:
+            continue
+        pred = float(p.answer) if isinstance(p.answer, int | float) else float("nan")
+        value = mra(abs(pred), float(s.answer))
+        if math.isnan(value):
+            continue
+        row = rows.setdefault(s.group, np.zeros(2 * len(CATEGORIES)))
+        k = CATEGORIES.index(s.metadata["category"])
+        row[2 * k] += value
+        row[2 * k + 1] += 1
+    groups = sorted(rows)
+
+    def finalize(sums: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums[:, 0::2] / sums[:, 1::2]
+        return means.mean(axis=1)  # NaN unless all four categories are present, like mra_average
+
+    matrix = np.array([rows[g] for g in groups]) if groups else np.zeros((0, 2 * len(CATEGORIES)))
+    return GroupStats(groups, matrix, finalize)
+
+
+def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, GroupStats]:
+    """Per-video statistics of each category's mean MRA (`mra_S2` ...), the four breakdown entries."""
+    stats = group_stats(samples, predictions)
+    return mean_columns(stats.groups, stats.matrix, CATEGORIES)
+
+
+def evaluate_files(
+    predictions: list[Path], warn: Warn, *, ground_truth: Path | None = None, thresholds: str = "official"
+) -> str:
+    """Score QuantiPhy prediction CSVs; prints the official all_model_results.csv."""
+    table = {"official": MRA_THRESHOLDS, "vsi": VSI_THRESHOLDS}
+    if thresholds not in table:
+        raise UsageError(f"--thresholds must be one of {sorted(table)}, got {thresholds!r}")
+    return results_csv([score_file(p, ground_truth, table[thresholds]) for p in predictions])
+
+
+EVALUATE_FLAGS = (
+    Flag("predictions", list[Path], "One or more prediction CSVs (one row each).", positional=True),
+    Flag("ground_truth", Path | None, "Ground-truth CSV.", None, spellings=("--ground-truth", "--gt")),
+    Flag(
+        "thresholds",
+        str,
+        "'official' (0.1..0.9, 0.95) or non-official 'vsi' (0.5..0.95, paper App. A.2).",
+        "official",
+    ),
+)
+
+
+SUITE = Suite(
+    name="quantiphy",
+    load=load,
+    score=score_predictions,
+    export=export_official,
+    headline=headline,
+    group_stats=group_stats,
+    official=True,
+    primary="mra_average",
+    breakdown=lambda m: {c: m.get(f"mra_{c}") for c in CATEGORIES},
+    item_stats=item_stats,
+    notes={
+        "paired unit": "video",
+        "no number": "a blank or zero answer counts as invalid and scores 0 MRA, as upstream",
+    },
+    generate=generate,
+    evaluate_files=evaluate_files,
+    evaluate_flags=EVALUATE_FLAGS,
+)

@@ -1,0 +1,44 @@
+"""`kinegraph list benchmarks|graphs|models`: what the registries hold, as aligned plain text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+
+def aligned(rows: Sequence[Sequence[str]]) -> str:
+    """One line per row, columns padded to their widest cell (no trailing spaces)."""
+    if not rows:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def benchmarks() -> str:
+    """Registered suites: name, primary metric, and whether the scorer is official."""
+    from kinegraph.suites import suites
+
+    rows = []
+    for name in suites:
+        suite = suites.get(name)
+        rows.append([name, suite.primary, "official" if suite.official else "non-official"])
+    return aligned(rows)
+
+
+def graphs() -> str:
+    """Registered graph names (a user's own graph is `package.module:build`)."""
+    from kinegraph.graphs import graphs as registry
+
+    return aligned([[name] for name in registry])
+
+
+def models() -> str:
+    """Registered model providers (`--model PROVIDER:MODEL`)."""
+    from kinegraph.agents.providers import providers
+
+    return aligned([[name] for name in providers])
+
+
+LISTINGS: dict[str, Callable[[], str]] = {"benchmarks": benchmarks, "graphs": graphs, "models": models}

@@ -1,0 +1,33 @@
+"""`kinegraph list`: what the registries hold, one aligned line each; a bad kind is one line, exit 2."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from kinegraph.cli import app
+
+
+def _list(kind: str):
+    return CliRunner().invoke(app, ["list", kind])
+
+
+def test_benchmarks_with_primary_metric_and_scorer():
+    result = _list("benchmarks")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["autodridm", "average", "non-official"]
+    assert lines[2].split() == ["egodyn", "balanced_acc", "official"]
+    assert len(lines) == 6 and len({line.index(line.split()[1]) for line in lines}) == 1  # aligned
+
+
+def test_graphs_and_models():
+    graphs = _list("graphs").stdout.splitlines()
+    assert "egodyn.vision" in graphs and "tad.tcogmap" in graphs and graphs == sorted(graphs)
+    models = _list("models").stdout.splitlines()
+    assert models == ["anthropic", "google", "openai", "replay", "scripted", "transformers", "vllm"]
+
+
+def test_unknown_kind():
+    result = _list("datasets")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == "error: cannot list 'datasets'; choose one of benchmarks, graphs, models\n"
