@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINTED := $(wildcard src tests perf examples)
 
-.PHONY: install demo test lint perf clean
+.PHONY: install demo test test-quick lint perf clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ lint: install
 
 test: lint
 	$(BIN)/pytest -q
+
+test-quick: lint
+	$(BIN)/pytest -q -m "not slow"
 
 perf: install
 	for f in perf/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -62,7 +62,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def test_the_doc_names_the_mistakes_of_every_command():
     commands = {args.split()[0] for args, _ in mistakes()}
-    assert commands >= {"frobnicate", "run", "evaluate", "compare", "synth", "sweep", "serve"}
+    assert commands >= {"frobnicate", "run", "evaluate", "compare", "synth", "sweep", "serve", "list"}
 
 
 @pytest.mark.parametrize(("args", "expected"), mistakes(), ids=[args for args, _ in mistakes()])

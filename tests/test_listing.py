@@ -21,8 +21,12 @@ def test_benchmarks_with_primary_metric_and_scorer():
 
 
 def test_graphs_and_models():
-    graphs = _list("graphs").stdout.splitlines()
+    lines = _list("graphs").stdout.splitlines()
+    graphs = [line.split()[0] for line in lines]
     assert "egodyn.vision" in graphs and "tad.tcogmap" in graphs and graphs == sorted(graphs)
+    rows = {line.split()[0]: line for line in lines}
+    assert "  no model  " in rows["egodyn.measured"] and "  model  " in rows["egodyn.vision"]
+    assert "GPU when present" in rows["egodyn.gpu_flow"] and "trajectory" in rows["egodyn.text_only"]
     models = _list("models").stdout.splitlines()
     assert models == ["anthropic", "google", "openai", "replay", "scripted", "transformers", "vllm"]
 

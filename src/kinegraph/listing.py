@@ -28,10 +28,17 @@ def benchmarks() -> str:
 
 
 def graphs() -> str:
-    """Registered graph names (a user's own graph is `package.module:build`)."""
+    """Registered graphs: name, what it needs beyond the benchmark's files, and what it does (a user's
+    own graph is `package.module:build`)."""
     from kinegraph.graphs import graphs as registry
 
-    return aligned([[name] for name in registry])
+    rows = []
+    for name in registry:
+        spec = registry.get(name)
+        needs = ["model" if spec.needs_model else "no model"]
+        needs += ["GPU when present"] * spec.needs_gpu + ["trajectory"] * spec.needs_trajectory
+        rows.append([name, ", ".join(needs), spec.description])
+    return aligned(rows)
 
 
 def models() -> str:
