@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.demo import EGODYN_FREE, EGODYN_VLM, QUANTIPHY_FREE, run_demo
 from kinegraph.rundir import read_predictions
 from tests.support.tool_caller_model import tool_caller
 
 
+@pytest.mark.slow
 def test_demo_without_keys_runs_the_model_free_graphs_and_writes_reports(tmp_path):
     run_demo(tmp_path, n=2, seed=1)
     for benchmark, graphs in (("egodyn", EGODYN_FREE), ("quantiphy", QUANTIPHY_FREE)):
@@ -25,6 +28,7 @@ def test_demo_without_keys_runs_the_model_free_graphs_and_writes_reports(tmp_pat
     assert all(p.answer == p.ground_truth for p in oracle)
 
 
+@pytest.mark.slow
 def test_demo_with_a_model_compares_the_vlm_baseline_with_its_tool_graphs(tmp_path):
     with OpenAILoopback(responder=tool_caller) as server:
         run_demo(tmp_path, model="vllm:reader", base_url=server.base_url, n=2, seed=1)

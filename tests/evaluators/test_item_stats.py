@@ -24,7 +24,11 @@ from tests.support.suite_runs import SUITES, suite_run
 DIGITS = {"egodyn": 4}
 
 
-@pytest.fixture(scope="module", params=SUITES)
+@pytest.fixture(
+    scope="module",
+    # DSI's runs measure dense flow on every video (the slowest world to run): marked slow
+    params=[pytest.param(s, marks=pytest.mark.slow) if s == "dsi" else s for s in SUITES],
+)
 def noisy_runs(request, tmp_path_factory) -> list[RunData]:
     run_dirs = suite_run(request.param, tmp_path_factory.mktemp(request.param), seeds=(0, 1))
     return [RunData.load(d) for d in run_dirs]

@@ -18,6 +18,7 @@ def _run(kinegraph, world, out, graph, server, *extra):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_baseline_vs_camera_motion_compare(dsi_world, kinegraph, tmp_path):
     with OpenAILoopback(responder=dsi_reader) as server:
         _run(kinegraph, dsi_world, tmp_path / "base", "dsi.baseline", server)

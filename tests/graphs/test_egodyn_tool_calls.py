@@ -60,6 +60,7 @@ def vision_run(rendered, tmp_path_factory):
     return summary, {p["sample_id"]: p["answer"] for p in _predictions(out)}
 
 
+@pytest.mark.slow
 def test_calls_mode_sends_tools_runs_the_calls_and_beats_blind_vision(rendered, tmp_path, vision_run):
     with OpenAILoopback(responder=tool_caller) as server:
         summary = _run(server, rendered, tmp_path / "calls")

@@ -59,6 +59,7 @@ def test_geometric_baselines_answer_six_questions(rendered, tmp_path, graph):
     assert set(summary.metrics["per_question"]) == set(VISION_BASELINE_QUESTIONS)
 
 
+@pytest.mark.slow
 def test_tools_graph_beats_blind_vision_with_a_text_only_model(rendered, tmp_path):
     with OpenAILoopback(responder=text_reader) as server:
         runs = {}
@@ -87,6 +88,7 @@ def test_tools_graph_beats_blind_vision_with_a_text_only_model(rendered, tmp_pat
     assert probe_accuracy(runs["egodyn.tools"]) > probe_accuracy(runs["egodyn.vision"]) + 0.1
 
 
+@pytest.mark.slow
 def test_gpu_flow_pools_clips_of_concurrent_groups_into_shared_calls(rendered, tmp_path):
     """RAFT (random weights from a real checkpoint file) through the run's tool-batching stage."""
     import torch

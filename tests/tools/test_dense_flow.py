@@ -30,6 +30,7 @@ def _assert_same(batched, alone) -> None:
             np.testing.assert_allclose(g, w, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_horn_schunck_batched_over_clips_equals_one_clip_at_a_time(clips):
     spec = DenseFlowSpec(device="cpu")
     batched = dense_flow_signals(clips, spec, batch_pairs=64)

@@ -48,6 +48,7 @@ def tiny_clips(clips: list[np.ndarray]) -> list[np.ndarray]:
 LIGHT = HornSchunckSettings(levels=3, warps=1, iterations=10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dx_px", "dy_px"), [(2.5, -1.0), (-6.0, 3.0)])
 def test_horn_schunck_recovers_a_known_translation(dx_px: float, dy_px: float) -> None:
     image = textured_image(180, 320)
