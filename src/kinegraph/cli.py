@@ -422,6 +422,12 @@ def serve(
     timeout: Annotated[float, typer.Option(help="Per-request timeout, seconds.")] = 120.0,
     concurrency: Annotated[int, typer.Option(help="Requests handled at once.")] = 16,
     queue: Annotated[int, typer.Option(help="Requests that may wait for a slot; more get 429.")] = 32,
+    per_client: Annotated[
+        int, typer.Option(help="Requests one client (API key) may have running or queued; more get 429.")
+    ] = 8,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a request body may take to arrive (408).")
+    ] = 30.0,
 ) -> None:
     """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
     from kinegraph.serve import ServeSettings, load_api_keys
@@ -442,6 +448,8 @@ def serve(
             request_timeout_s=timeout,
             max_concurrency=concurrency,
             max_waiting=queue,
+            max_per_client=per_client,
+            body_timeout_s=body_timeout,
         )
         run_server(settings, host=host, port=port)
     except ValueError as exc:

@@ -6,7 +6,9 @@ and timestamps actually used are returned with the pixels, so every prediction c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import cv2
@@ -14,6 +16,22 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.types import FrameRecord, Media
+
+_max_frame_pixels: ContextVar[int | None] = ContextVar("kinegraph_max_frame_pixels", default=None)
+
+
+@contextmanager
+def frame_pixel_limit(max_pixels: int) -> Iterator[None]:
+    """Within this block, and the tasks and threads it starts, a video frame over `max_pixels` is an error.
+
+    A container header may claim small frames over a stream of huge ones; the server sets this so that
+    decoding stops at the first frame over its limit instead of decoding (and keeping) the rest.
+    """
+    token = _max_frame_pixels.set(max_pixels)
+    try:
+        yield
+    finally:
+        _max_frame_pixels.reset(token)
 
 
 def even_indices(n_total: int, k: int) -> list[int]:
@@ -61,11 +79,15 @@ def video_info(path: str | Path) -> tuple[int, float]:
 
 
 def read_video(path: str | Path, indices: Sequence[int] | None = None) -> tuple[np.ndarray, float]:
-    """Decode the frames at `indices` (all when None) in one sequential pass; returns (T,H,W,3) and fps."""
+    """Decode the frames at `indices` (all when None) in one sequential pass; returns (T,H,W,3) and fps.
+
+    Under `frame_pixel_limit`, each decoded frame is checked before the next is decoded.
+    """
     cap = cv2.VideoCapture(str(path))
     if not cap.isOpened():
         raise DataError("missing or unreadable video", path=path)
     wanted = None if indices is None else set(indices)
+    max_pixels = _max_frame_pixels.get()
     frames: dict[int, np.ndarray] = {}
     try:
         fps = float(cap.get(cv2.CAP_PROP_FPS))
@@ -75,6 +97,11 @@ def read_video(path: str | Path, indices: Sequence[int] | None = None) -> tuple[
             ok, bgr = cap.read()
             if not ok:
                 break
+            if max_pixels is not None and bgr.shape[0] * bgr.shape[1] > max_pixels:
+                height, width = bgr.shape[:2]
+                raise DataError(
+                    f"frame {i} is {width}x{height}, over the limit of {max_pixels} pixels", path=path
+                )
             if wanted is None or i in wanted:
                 frames[i] = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
             i += 1

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
+import socket
 import threading
+from collections.abc import Iterator
 
 import httpx
 import numpy as np
 import pytest
 
+from kinegraph.agents import get_backend
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.media import write_image
-from kinegraph.serve import ServeSettings, create_app
+from kinegraph.serve import BackgroundServer, ServeSettings, create_app
+from tests.serve.forged_video import jpeg, mjpeg_avi
 from tests.support.serving import AUTH, KEY, TURN, bomb_png, png_bytes, running
 
 GOOD = {"question": TURN, "options": ["left", "right", "straight"], "frame_paths": ["clip/frame_0.png"]}
@@ -87,6 +93,36 @@ BAD_REQUESTS = {
         "upload:frame_0000.png: missing or unreadable image",
     ),
     "non-image reference": (lambda s: post_qa(s, {**GOOD, "frame_paths": ["notes.txt"]}), 415, "not a JPEG"),
+    "file name longer than NAME_MAX": (
+        lambda s: post_qa(s, {**GOOD, "frame_paths": ["clip/" + "a" * 300 + ".png"]}),
+        422,
+        "frame_paths[0]: a path component is 304 bytes long; the limit is 255",
+    ),
+    "video name longer than NAME_MAX": (
+        lambda s: post_qa(s, {**GOOD, "frame_paths": [], "video_path": "v" * 300}),
+        422,
+        "video_path: a path component is 300 bytes long",
+    ),
+    "deeply nested JSON in a multipart field": (
+        lambda s: httpx.post(
+            s.url + "/v1/qa",
+            headers=AUTH,
+            data={"question": TURN, "graph_options": "[" * 50_000 + "]" * 50_000},
+        ),
+        422,
+        "graph_options: must be JSON text (recursion limit exceeded",
+    ),
+    "video whose header understates its frames": (
+        lambda s: httpx.post(
+            s.url + "/v1/qa",
+            headers=AUTH,
+            **multipart(
+                ("video", ("v.avi", mjpeg_avi([jpeg(64, 64), jpeg(1000, 1200)], 64, 64), "video/avi"))
+            ),
+        ),
+        422,
+        "video: frame 1 is 1200x1000, over the limit of 307200 pixels",
+    ),
     "non-video upload": (
         lambda s: httpx.post(
             s.url + "/v1/qa", headers=AUTH, **multipart(("video", ("v.mp4", b"\x00" * 500)))
@@ -281,3 +317,110 @@ def test_a_failing_model_is_a_502_and_the_next_request_is_answered(data_root):
         with running(flaky, data_root=data_root) as server:
             assert_error(post_qa(server, GOOD), 502)
             assert post_qa(server, GOOD).json()["answer"] == "left"
+
+
+def test_a_502_names_no_backend_address_and_the_server_log_has_it(data_root, caplog):
+    with socket.socket() as probe:  # a port nothing listens on: the backend's connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = ServeSettings(api_keys=frozenset({KEY}), data_root=data_root, model="vllm:m")
+    backend = get_backend("vllm:m", base_url=f"http://127.0.0.1:{port}/v1", cache=False, max_retries=0)
+    with caplog.at_level(logging.ERROR, logger="kinegraph.serve"):
+        with BackgroundServer(settings, app=create_app(settings, backend=backend)) as server:
+            r = post_qa(server, {**GOOD, "request_id": "down-1"})
+    assert_error(r, 502, "the model backend failed on this request (request_id down-1)")
+    assert str(port) not in r.text and "127.0.0.1" not in r.text
+    assert any(str(port) in record.getMessage() for record in caplog.records), "logged server-side"
+
+
+SLOW_KEY = "slow-key"
+
+
+@contextlib.contextmanager
+def slow_bodies(server: BackgroundServer, key: str) -> Iterator[list[socket.socket]]:
+    """Raw clients that declare a 100 kB JSON body and send it one byte every 50 ms, until the block ends.
+
+    Open one with `open_one()`: the list holds every socket opened so far.
+    """
+    sockets: list[socket.socket] = []
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.05):
+            for sock in list(sockets):
+                with contextlib.suppress(OSError):  # a refused client's connection is closed
+                    sock.send(b" ")
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        yield sockets
+    finally:
+        stop.set()
+        thread.join(5)
+        for sock in sockets:
+            sock.close()
+
+
+def open_slow(server: BackgroundServer, key: str, sockets: list[socket.socket]) -> socket.socket:
+    sock = socket.create_connection((server.host, server.port), timeout=30)
+    head = (
+        f"POST /v1/qa HTTP/1.1\r\nHost: {server.host}\r\nAuthorization: Bearer {key}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+    )
+    sock.sendall(head.encode())
+    sockets.append(sock)
+    return sock
+
+
+def response_of(sock: socket.socket) -> tuple[int, dict]:
+    """The status and JSON body of the one response on a raw connection (the server closes it after)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            ),
+            None,
+        )
+        if length is not None and len(body) >= length:
+            return int(head.split(b" ")[1]), json.loads(body[:length])
+    raise AssertionError(f"connection closed before a whole response: {data[:200]!r}")
+
+
+def test_slow_body_clients_hold_only_their_own_share_and_others_are_served(text_model, data_root):
+    keys = frozenset({KEY, SLOW_KEY})
+    limits = {"max_concurrency": 4, "max_waiting": 4, "max_per_client": 2, "body_timeout_s": 60}
+    with running(text_model, data_root=data_root, api_keys=keys, **limits) as server:
+        with slow_bodies(server, SLOW_KEY) as sockets:
+            open_slow(server, SLOW_KEY, sockets)
+            open_slow(server, SLOW_KEY, sockets)
+            _wait_for_metric(server, "kinegraph_requests_in_flight 2.0")  # both hold a slot, reading
+            for _ in range(10):  # a slowloris's further connections are refused at once
+                status, body = response_of(open_slow(server, SLOW_KEY, sockets))
+                assert status == 429
+                assert body["error"]["message"].startswith("this client already has 2 requests running")
+            ok = post_qa(server, GOOD)
+            assert ok.status_code == 200 and ok.json()["answer"] == "left"
+            assert "kinegraph_requests_in_flight 2.0" in httpx.get(server.url + "/metrics").text
+        metrics = httpx.get(server.url + "/metrics").text
+        assert 'kinegraph_rejected_requests_total{reason="client_limit"} 10.0' in metrics
+
+
+def test_a_body_that_does_not_arrive_in_time_is_408_and_frees_its_slot(text_model, data_root):
+    limits = {"max_concurrency": 1, "max_waiting": 0, "body_timeout_s": 0.5}
+    with running(text_model, data_root=data_root, **limits) as server:
+        with slow_bodies(server, KEY) as sockets:
+            status, body = response_of(open_slow(server, KEY, sockets))  # still sending when refused
+            assert status == 408
+            assert body["error"]["message"] == "the request body did not arrive within 0.5 s"
+            ok = post_qa(server, GOOD)  # the one slot is free again
+            assert ok.status_code == 200 and ok.json()["answer"] == "left"
+        assert (
+            'kinegraph_rejected_requests_total{reason="body_timeout"} 1.0'
+            in httpx.get(server.url + "/metrics").text
+        )

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image
 
+from kinegraph.errors import DataError
+from kinegraph.media import frame_pixel_limit, read_video, write_video
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import (
     Uploads,
@@ -21,6 +25,7 @@ from kinegraph.serve.inputs import (
 )
 from kinegraph.serve.schemas import QARequest, Trajectory
 from kinegraph.serve.settings import ServeSettings
+from tests.serve.forged_video import jpeg, mjpeg_avi
 from tests.support.serving import bomb_png, jpeg_bytes, png_bytes
 
 
@@ -92,6 +97,26 @@ def test_resolve_under_confines_references(data_root):
     assert status_of(lambda: resolve_under(None, "clip/frame_0.png", "p"))[0] == 400
 
 
+def test_names_too_long_for_the_file_system_are_422_not_os_errors(data_root):
+    assert status_of(lambda: resolve_under(data_root, "a" * 256, "p")) == (
+        422,
+        "p: a path component is 256 bytes long; the limit is 255",
+    )
+    assert status_of(lambda: resolve_under(data_root, "clip/" + "é" * 128 + "/f.png", "p")) == (
+        422,
+        "p: a path component is 256 bytes long; the limit is 255",
+    )
+    assert status_of(lambda: resolve_under(data_root, "/".join(["d" * 250] * 20), "p")) == (
+        422,
+        "p: cannot be read under the data root (File name too long)",
+    )
+    assert status_of(lambda: resolve_under(data_root, "clip/\udc80.png", "p")) == (
+        422,
+        "p: not valid UTF-8 text",
+    )
+    assert status_of(lambda: resolve_under(data_root, "a" * 255, "p"))[0] == 404  # at the limit: looked up
+
+
 def test_check_video_reads_the_container_header(data_root, tmp_path):
     settings = ServeSettings(max_image_pixels=32 * 24, max_video_frames=12)
     check_video(data_root / "clip.mp4", settings, "v")
@@ -110,6 +135,68 @@ def test_check_video_reads_the_container_header(data_root, tmp_path):
         415,
         "v: not a readable video",
     )
+
+
+def test_a_video_whose_header_understates_its_frames_is_refused_undecoded(tmp_path):
+    path = tmp_path / "liar.avi"
+    path.write_bytes(mjpeg_avi([jpeg(64, 64), jpeg(1000, 1200), jpeg(64, 64)], width=64, height=64))
+    cap = cv2.VideoCapture(str(path))
+    header = (cap.get(cv2.CAP_PROP_FRAME_WIDTH), cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+    cap.release()
+    assert header == (64, 64)  # what the header check alone sees
+    settings = ServeSettings(max_image_pixels=100_000)
+    assert status_of(lambda: check_video(path, settings, "v")) == (
+        422,
+        "v: frame 1 is 1200x1000, over the limit of 100000 pixels "
+        "(the container header claims smaller frames)",
+    )
+    check_video(path, ServeSettings(max_image_pixels=1200 * 1000), "v")
+
+
+def test_decoding_under_a_frame_pixel_limit_stops_at_the_first_frame_over_it(tmp_path):
+    path = tmp_path / "clip.mp4"
+    write_video(path, np.zeros((4, 48, 64, 3), np.uint8), fps=4.0)
+    assert read_video(path)[0].shape == (4, 48, 64, 3)
+    with frame_pixel_limit(64 * 48):
+        assert read_video(path)[0].shape == (4, 48, 64, 3)
+    with (
+        frame_pixel_limit(1000),
+        pytest.raises(DataError, match="frame 0 is 64x48, over the limit of 1000 pixels"),
+    ):
+        read_video(path)
+
+    async def decode_in_a_thread():  # as graph nodes decode: the limit follows into the worker thread
+        with frame_pixel_limit(1000):
+            await asyncio.to_thread(read_video, path)
+
+    with pytest.raises(DataError, match="over the limit of 1000 pixels"):
+        asyncio.run(decode_in_a_thread())
+    assert read_video(path)[0].shape == (4, 48, 64, 3)  # the limit ends with its block
+
+
+def test_the_frame_pixel_limit_reaches_a_graph_decoding_in_its_own_tasks(tmp_path):
+    from kinegraph.agents import get_backend
+    from kinegraph.graphs import graph_spec
+    from kinegraph.graphs.state import GraphContext
+    from kinegraph.run.invoke import invoke_group
+    from kinegraph.types import Media, Sample, Status
+
+    write_video(tmp_path / "clip.mp4", np.zeros((6, 48, 64, 3), np.uint8), fps=4.0)
+    media = Media(kind="video", video_path=str(tmp_path / "clip.mp4"))
+    sample = Sample(
+        id="a", benchmark="egodyn", group="a", question="q?", options=["left", "right"], media=media
+    )
+    graph = graph_spec("egodyn.vision").build({})
+    context = GraphContext(backend=get_backend("scripted:fixed", responses=["left"]))
+
+    async def answer(limit: int) -> tuple:
+        with frame_pixel_limit(limit):
+            (prediction,) = await invoke_group(graph, [sample], context)
+        return prediction.status, prediction.error
+
+    status, error = asyncio.run(answer(1000))
+    assert status == Status.input_error and error.endswith("frame 0 is 64x48, over the limit of 1000 pixels")
+    assert asyncio.run(answer(64 * 48)) == (Status.ok, None)
 
 
 def test_build_media_writes_uploads_in_order(tmp_path):

@@ -6,7 +6,6 @@ auth, body size and concurrency before a route runs. Errors are JSON (`ErrorBody
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -15,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPBearer
 from pydantic import ValidationError
+from pydantic_core import from_json
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
@@ -180,10 +180,10 @@ async def _parse_multipart(request: Request, settings: ServeSettings) -> tuple[Q
         elif key in ("options", "frame_paths"):
             fields.setdefault(key, []).append(value)
         elif key in MULTIPART_JSON_FIELDS:
-            try:
-                fields[key] = json.loads(value)
-            except json.JSONDecodeError:
-                raise ServeError(422, f"{key}: must be JSON text") from None
+            try:  # pydantic's parser: nesting past its recursion limit is a ValueError, not a RecursionError
+                fields[key] = from_json(value)
+            except ValueError as exc:
+                raise ServeError(422, f"{key}: must be JSON text ({exc})") from None
         elif key in MULTIPART_FIELDS:
             fields[key] = value
         else:

@@ -4,8 +4,11 @@
    loopback clients are served.
 2. Body size: a declared Content-Length over the limit is refused at once; a chunked body is counted
    while it is read.
-3. Concurrency: `max_concurrency` POSTs run at once and `max_waiting` more may queue; beyond that the
-   answer is 429 with Retry-After. A slot is taken before the body is read, so memory stays bounded.
+3. Concurrency: one client (its API key; its address when there are no keys) may have `max_per_client`
+   POSTs running or queued; `max_concurrency` POSTs run at once and `max_waiting` more may queue; beyond
+   either the answer is 429 with Retry-After. A slot is taken before the body is read, so memory stays
+   bounded, and a body that has not arrived within `body_timeout_s` is answered 408, which frees the
+   slot: slow-body clients cannot hold the queue.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ class _Refused(Exception):
         self.headers = headers or {}
 
 
+class _ClientGone(Exception):
+    """The client disconnected before its body arrived: nobody is left to answer."""
+
+
 class RequestGuard:
     """ASGI middleware: auth, body limit and concurrency limit for `/v1/` routes (see module docstring)."""
 
@@ -43,6 +50,7 @@ class RequestGuard:
         self.keys = [k.encode() for k in settings.api_keys]
         self.active = 0
         self.waiting = 0
+        self.per_client: dict[str, int] = {}
         self._slots: asyncio.Semaphore | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -50,24 +58,27 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         try:
-            self._check_auth(scope)
+            client = self._check_auth(scope)
             if scope["method"] != "POST":
                 await self.app(scope, receive, send)
                 return
             self._check_declared_size(scope)
-            await self._run_in_slot(scope, receive, send)
+            await self._run_in_slot(scope, receive, send, client)
         except _Refused as refused:
             self.metrics.rejected.labels(refused.reason).inc()
             await _respond(send, refused)
+        except _ClientGone:
+            self.metrics.rejected.labels("client_gone").inc()
 
-    def _check_auth(self, scope: Scope) -> None:
+    def _check_auth(self, scope: Scope) -> str:
+        """Who the client is, for the per-client limit: `key:N` (the Nth key) or `addr:HOST` without keys."""
         if not self.keys:
             client = scope.get("client")
             if client is not None and not is_loopback(client[0]):
                 raise _Refused(
                     403, "this server has no API keys and serves loopback only", "forbidden", "auth"
                 )
-            return
+            return f"addr:{client[0] if client else '?'}"
         header = _header(scope, b"authorization")
         scheme, _, token = (header or "").partition(" ")
         if header is None or scheme.lower() != "bearer" or not token.strip():
@@ -79,10 +90,12 @@ class RequestGuard:
                 {"www-authenticate": "Bearer"},
             )
         given = token.strip().encode()
-        if not any(hmac.compare_digest(given, key) for key in self.keys):
+        matches = [hmac.compare_digest(given, key) for key in self.keys]  # every key compared: constant time
+        if not any(matches):
             raise _Refused(
                 401, "invalid API key", "authentication_error", "auth", {"www-authenticate": "Bearer"}
             )
+        return f"key:{matches.index(True)}"
 
     def _check_declared_size(self, scope: Scope) -> None:
         declared = _header(scope, b"content-length")
@@ -98,22 +111,33 @@ class RequestGuard:
             413, f"request body exceeds the limit of {limit} bytes", "request_too_large", "body_size"
         )
 
-    async def _run_in_slot(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _run_in_slot(self, scope: Scope, receive: Receive, send: Send, client: str) -> None:
         settings = self.settings
         if self._slots is None:
             self._slots = asyncio.Semaphore(settings.max_concurrency)
+        retry = {"retry-after": str(settings.retry_after_s)}
+        held = self.per_client.get(client, 0)
+        if held >= settings.max_per_client:
+            message = f"this client already has {held} requests running or queued (its limit); retry later"
+            raise _Refused(429, message, "rate_limit_error", "client_limit", retry)
         if self.active + self.waiting >= settings.max_concurrency + settings.max_waiting:
-            raise _Refused(
-                429,
-                "the server is at its concurrency limit; retry later",
-                "rate_limit_error",
-                "saturated",
-                {"retry-after": str(settings.retry_after_s)},
-            )
+            message = "the server is at its concurrency limit; retry later"
+            raise _Refused(429, message, "rate_limit_error", "saturated", retry)
+        self.per_client[client] = held + 1
+        try:
+            await self._queue_and_run(scope, receive, send, self._slots)
+        finally:
+            self.per_client[client] -= 1
+            if not self.per_client[client]:
+                del self.per_client[client]
+
+    async def _queue_and_run(
+        self, scope: Scope, receive: Receive, send: Send, slots: asyncio.Semaphore
+    ) -> None:
         self.waiting += 1
         self.metrics.waiting.inc()
         try:
-            await self._slots.acquire()
+            await slots.acquire()
         finally:
             self.waiting -= 1
             self.metrics.waiting.dec()
@@ -125,16 +149,16 @@ class RequestGuard:
         finally:
             self.active -= 1
             self.metrics.in_flight.dec()
-            self._slots.release()
+            slots.release()
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks, size = [], 0
         try:
-            async with asyncio.timeout(self.settings.request_timeout_s):
+            async with asyncio.timeout(self.settings.body_timeout_s):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        break
+                        raise _ClientGone
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > self.settings.max_body_bytes:
@@ -143,8 +167,9 @@ class RequestGuard:
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
+            limit = self.settings.body_timeout_s
             raise _Refused(
-                408, "the request body was not received in time", "timeout", "body_timeout"
+                408, f"the request body did not arrive within {limit:g} s", "timeout", "body_timeout"
             ) from None
         return b"".join(chunks)
 
@@ -174,7 +199,7 @@ async def _respond(send: Send, refused: _Refused) -> None:
     data = json.dumps(error_body(refused.status, refused.message, refused.kind)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     headers += [(k.encode(), v.encode()) for k, v in refused.headers.items()]
-    if refused.status == 413:
+    if refused.status in (408, 413):  # the rest of the body is never read: the connection cannot be reused
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": refused.status, "headers": headers})
     await send({"type": "http.response.body", "body": data})

@@ -1,9 +1,11 @@
 """Turn a request's frames, video and trajectory into a Sample's media and context, checking every limit.
 
 Image dimensions are read from the file header before anything is decoded (a 50000x50000 PNG of a few
-kilobytes is refused without allocating its pixels). File references are resolved under the data root
-with symlinks followed, so neither `..` nor a link can leave it. Uploads are written to a per-request
-directory that the caller deletes afterwards.
+kilobytes is refused without allocating its pixels). A video's frame size comes from its container
+header, and where its packets are still images (MJPEG) from each packet's own header too, since a header
+can claim 64x64 frames over a stream of 16000x16000 ones. File references are resolved under the data
+root with symlinks followed, so neither `..` nor a link can leave it. Uploads are written to a
+per-request directory that the caller deletes afterwards.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from kinegraph.serve.settings import ServeSettings
 from kinegraph.types import Media
 
 IMAGE_SUFFIX = {"JPEG": ".jpg", "PNG": ".png", "WEBP": ".webp"}
+NAME_MAX_BYTES = 255  # longest file name Linux file systems allow (NAME_MAX)
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[\w-]+=[^;,]*)*;base64,", re.ASCII)
 
 
@@ -95,6 +98,48 @@ def check_video(path: Path, settings: ServeSettings, where: str) -> None:
         )
     if n_frames > settings.max_video_frames:
         raise invalid(f"{where}: {n_frames} frames exceed the limit of {settings.max_video_frames}")
+    check_packet_frames(path, settings.max_image_pixels, where)
+
+
+def check_packet_frames(path: Path, max_pixels: int, where: str) -> None:
+    """Each packet that is a still image (MJPEG and the like) within `max_pixels`, read undecoded."""
+    cap = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG, [cv2.CAP_PROP_FORMAT, -1])  # raw: demux only
+    try:
+        index = 0
+        while cap.isOpened():
+            ok, packet = cap.read()
+            if not ok:
+                return
+            try:
+                size = _still_image_size(packet.tobytes())
+            except Image.DecompressionBombError:
+                raise _frame_over(where, index, "", max_pixels) from None
+            if size is not None and size[0] * size[1] > max_pixels:
+                raise _frame_over(where, index, f" is {size[0]}x{size[1]},", max_pixels)
+            index += 1
+    finally:
+        cap.release()
+
+
+def _frame_over(where: str, index: int, size: str, max_pixels: int) -> ServeError:
+    return invalid(
+        f"{where}: frame {index}{size} over the limit of {max_pixels} pixels "
+        "(the container header claims smaller frames)"
+    )
+
+
+def _still_image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from the header of a packet that is an image file; None for other codecs' packets.
+
+    Raises Pillow's DecompressionBombError for a header past Pillow's own limit.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                return image.size
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return None
 
 
 def resolve_under(root: Path | None, reference: str, where: str) -> Path:
@@ -103,6 +148,12 @@ def resolve_under(root: Path | None, reference: str, where: str) -> Path:
         raise ServeError(400, f"{where}: file references are disabled (the server has no --data-root)")
     if not reference or "\x00" in reference or Path(reference).is_absolute():
         raise ServeError(403, f"{where}: must be a relative path under the data root", "forbidden")
+    try:
+        longest = max(len(part.encode()) for part in Path(reference).parts)
+    except UnicodeEncodeError:
+        raise invalid(f"{where}: not valid UTF-8 text") from None
+    if longest > NAME_MAX_BYTES:
+        raise invalid(f"{where}: a path component is {longest} bytes long; the limit is {NAME_MAX_BYTES}")
     base = root.resolve()
     try:
         path = (base / reference).resolve()
@@ -110,7 +161,11 @@ def resolve_under(root: Path | None, reference: str, where: str) -> Path:
         raise ServeError(403, f"{where}: cannot be resolved under the data root", "forbidden") from None
     if not path.is_relative_to(base):
         raise ServeError(403, f"{where}: path escapes the data root", "forbidden")
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # e.g. the whole path over PATH_MAX, or a directory without permission
+        raise invalid(f"{where}: cannot be read under the data root ({exc.strerror})") from None
+    if not is_file:
         raise ServeError(404, f"{where}: no such file under the data root", "not_found")
     return path
 

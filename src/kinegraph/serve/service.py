@@ -19,6 +19,7 @@ from typing import Any
 
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
+from kinegraph.media import frame_pixel_limit
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import Uploads, build_media, trajectory_context
@@ -31,11 +32,12 @@ log = logging.getLogger("kinegraph.serve")
 COMPILED_CACHE_SIZE = 64
 FRAME_OPTIONS = ("num_frames",)
 
-_STATUS_HTTP = {
-    Status.input_error: (422, "invalid_request_error"),
-    Status.api_error: (502, "model_error"),
-    Status.budget_exceeded: (502, "model_error"),
-    Status.timeout: (504, "timeout"),
+# What a client is told when the model backend fails; the backend's own error (its URL, host and port
+# included) goes to the server log only.
+_BACKEND_FAILURES = {
+    Status.api_error: (502, "model_error", "the model backend failed"),
+    Status.budget_exceeded: (502, "model_error", "the model-call budget is exhausted"),
+    Status.timeout: (504, "timeout", "the model backend timed out"),
 }
 
 
@@ -136,9 +138,12 @@ class QAService:
             raise ServeError(
                 504, f"no answer within {self.settings.request_timeout_s:g} s (request timeout)", "timeout"
             ) from None
-        if prediction.status in _STATUS_HTTP:
-            status, kind = _STATUS_HTTP[prediction.status]
-            raise ServeError(status, prediction.error or str(prediction.status), kind)
+        if prediction.status == Status.input_error:
+            raise ServeError(422, prediction.error or "the graph could not use these inputs")
+        if prediction.status in _BACKEND_FAILURES:
+            status, kind, what = _BACKEND_FAILURES[prediction.status]
+            log.error("model backend failed on request %s (%s): %s", request_id, graph.name, prediction.error)
+            raise ServeError(status, f"{what} on this request (request_id {request_id})", kind)
         if prediction.status == Status.graph_error:
             log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
             raise ServeError(
@@ -213,7 +218,8 @@ class QAService:
             runtime = GraphContext(
                 backend=self.backend if graph.needs_model else None, limiter=self._model_slots
             )
-            (prediction,) = await invoke_group(compiled, [sample], runtime)
+            with frame_pixel_limit(self.settings.max_image_pixels):
+                (prediction,) = await invoke_group(compiled, [sample], runtime)
             if prediction.status == Status.graph_error:
                 log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
             return prediction.model_copy(

@@ -35,6 +35,10 @@ class ServeSettings(BaseModel):
     request_timeout_s: float = Field(120.0, gt=0)
     max_concurrency: int = Field(16, gt=0, description="Requests handled at once.")
     max_waiting: int = Field(32, ge=0, description="Requests queued beyond that; more get 429.")
+    max_per_client: int = Field(
+        8, gt=0, description="Requests one client (API key; address without keys) may have running or queued."
+    )
+    body_timeout_s: float = Field(30.0, gt=0, description="Time a request body may take to arrive; then 408.")
     retry_after_s: int = Field(1, ge=0)
     model_concurrency: int = Field(32, gt=0, description="Model calls in flight at once.")
 
