@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
+from kinegraph.report import compare
 from kinegraph.suites import suites
 from tests.support.text_reader_model import prompt_text
 
@@ -98,6 +99,9 @@ def test_prior_faithful_scores_one_and_prior_ignoring_scores_low(world, tmp_path
             row = _evaluate(kinegraph, *args)
             for key in ("mra_S2", "mra_D2", "mra_S3", "mra_D3", "mra_average", "invalid_percentage"):
                 assert row[key] == pytest.approx(metrics[name][key], abs=1e-12), (name, args, key)
+    # reports rebuild the truth from the predictions: the same alpha * y
+    comparison = compare([tmp_path / "faithful", tmp_path / "ignoring"], n_boot=50)
+    assert comparison.deltas[1].delta == pytest.approx(metrics["ignoring"]["mra_average"] - 1.0)
     # the same file scored on the unscaled truth (no alt_posterior) is what the paper does not do
     plain = pd.read_csv(tmp_path / "ignoring" / "official" / "quantiphy_predictions.csv")
     plain.drop(columns=["prior_used", "alt_posterior"]).to_csv(tmp_path / "as_v3.csv", index=False)
