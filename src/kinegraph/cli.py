@@ -374,6 +374,22 @@ def synth(
     typer.echo(f"wrote {path}")
 
 
+data_app = typer.Typer(no_args_is_help=True, help="Derive benchmark files from official ones.")
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("quantiphy-counterfactual")
+@clean_errors
+def quantiphy_counterfactual(
+    source: Annotated[Path, typer.Option("--from", help="A QuantiPhy table (CSV, parquet or its folder).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
+) -> None:
+    """The paper's counterfactual priors: one row per question per alpha (0.001 ... 700), truth alpha*y."""
+    from kinegraph.benchmarks.quantiphy_counterfactual import write_counterfactual_set
+
+    typer.echo(f"wrote {write_counterfactual_set(source, out)}")
+
+
 @app.command("list")
 def list_entries(
     kind: Annotated[str, typer.Argument(help="benchmarks, graphs or models.", show_default=False)],

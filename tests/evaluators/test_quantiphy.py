@@ -143,3 +143,39 @@ def test_bad_inputs_name_file_and_field(small_set, tmp_path):
     bad_code = _write(tmp_path / "code.csv", [[1, "v", "lab", "S", "SS", "q", 1.0]], COLUMNS)
     with pytest.raises(DataError, match=r"code\.csv.*'video_type'.*data row 1"):
         score_file(bad_code, gt)
+
+
+@pytest.fixture
+def counterfactual_set(tmp_path):
+    """Two S2 answers of 100: one asked with the true prior, one with the prior x100 (upstream's v2)."""
+    gt = _write(
+        tmp_path / "cf_gt.csv",
+        [[1, 1.0, 1.0, 1.0], [2, 1.0, 100, 100.0]],
+        ["", "ground_truth_posterior", "counterfactual_factor", "alt_posterior"],
+    )
+    rows = [
+        [1, "v1", "lab", "S2MC", "SS", "q1", 100.0, None],
+        [2, "v1", "lab", "S2MC", "SS", "q2", 100.0, "alt_prior"],
+    ]
+    preds = _write(tmp_path / "cf_preds.csv", rows, [*COLUMNS, "prior_used"])
+    return preds, gt
+
+
+def test_counterfactual_rows_are_scored_on_alt_posterior(counterfactual_set, tmp_path):
+    preds, gt = counterfactual_set
+    # row 1 (true prior): 100 against 1 -> 0; row 2 (alt_prior): 100 against alpha*y = 100 -> 1
+    assert score_file(preds, gt)["mra_S2"] == 0.5
+    # without a ground-truth file the rows' own alt_posterior column is used
+    own = pd.read_csv(preds).assign(ground_truth_posterior=1.0, alt_posterior=[None, 100.0])
+    own.to_csv(tmp_path / "own.csv", index=False)
+    assert score_file(tmp_path / "own.csv")["mra_S2"] == 0.5
+
+
+def test_counterfactual_rows_without_alt_posterior_are_refused(counterfactual_set, tmp_path):
+    preds, _ = counterfactual_set
+    plain_gt = _write(tmp_path / "plain_gt.csv", [[1, 1.0], [2, 1.0]], ["", "ground_truth_posterior"])
+    with pytest.raises(DataError, match=r"plain_gt\.csv: field 'alt_posterior': column missing"):
+        score_file(preds, plain_gt)
+    pd.read_csv(preds).assign(ground_truth_posterior=1.0).to_csv(tmp_path / "no_alt.csv", index=False)
+    with pytest.raises(DataError, match=r"no_alt\.csv: field 'alt_posterior': column missing"):
+        score_file(tmp_path / "no_alt.csv")

@@ -93,6 +93,7 @@ def test_validity_retry_and_prior_only(world, tmp_path):
 def test_counterfactual_and_cot(tmp_path, world):
     rows = pd.read_csv(world / "quantiphy_validation.csv", keep_default_na=False).iloc[:2].copy()
     rows["alt_prior"] = "ruler calibre = 100 cm"
+    rows["alt_posterior"] = rows["ground_truth_posterior"].astype(float) * 100
     rows["cot_q1"], rows["cot_q2"], rows["cot_q3"] = "How many pixels?", "Scale?", "Target in pixels?"
     data = tmp_path / "data"
     (data / "validation_videos").mkdir(parents=True)
@@ -104,6 +105,10 @@ def test_counterfactual_and_cot(tmp_path, world):
     with OpenAILoopback(responder=lambda body: "3 m") as server:
         run(_config(data, tmp_path / "cf", "quantiphy.counterfactual", server), show_progress=False)
         assert all("Given that ruler calibre = 100 cm." in _user(r.body)[-1]["text"] for r in server.requests)
+        scored_on = [
+            json.loads(line)["ground_truth"] for line in (tmp_path / "cf" / "predictions.jsonl").open()
+        ]
+        assert sorted(scored_on) == sorted(rows["alt_posterior"])  # alpha * y, not the true posterior
         n = len(server.requests)
         summary = run(_config(data, tmp_path / "cot", "quantiphy.cot", server), show_progress=False)
         cot = [r.body for r in server.requests[n:]]
@@ -114,6 +119,29 @@ def test_counterfactual_and_cot(tmp_path, world):
         if "Based on the following previous questions" in _user(b)[-1]["text"]
     ]
     assert len(finals) == 2 and "Question 3: Target in pixels?\nAnswer 3: 3.0" in finals[0]
+
+
+def test_cot_builds_the_paper_sub_questions_when_the_data_has_none(world, tmp_path):
+    # the synthetic world, like the released validation CSV, has no cot_q1..3 columns
+    with OpenAILoopback(responder=lambda body: "7 m") as server:
+        summary = run(_config(world, tmp_path / "cot", "quantiphy.cot", server, limit=1), show_progress=False)
+        texts = [_user(r.body)[-1]["text"] for r in server.requests]
+    assert summary.status_counts == {"ok": 1} and len(texts) == 4  # three sub-questions, then the question
+    # row 0: "width of the cyan box = 1.2 m" / "What is the total distance traveled by the cyan box in m?"
+    assert texts[0].startswith("What is the width of the cyan box in pixels?\n\n")
+    assert (
+        "Now answer this question: What is the proportional relationship between pixel and meter?" in texts[1]
+    )
+    assert (
+        "Now answer this question: What is the total distance traveled by the cyan box by pixels?" in texts[2]
+    )
+    assert (
+        "Question 3: What is the total distance traveled by the cyan box by pixels?\nAnswer 3: 7.0"
+        in texts[3]
+    )
+    assert texts[3].startswith("Given that width of the cyan box = 1.2 m.")
+    trace = json.loads((tmp_path / "cot" / "predictions.jsonl").read_text().splitlines()[0])["trace"]
+    assert trace[0] == {"node": "answer_with_cot", "step": "sub_questions", "built_from": "paper templates"}
 
 
 def _grounder(world):
@@ -145,3 +173,12 @@ def test_tool_graph_beats_zero_shot_in_compare(world, tmp_path):
     assert tools.headline["mra_average"] > 0.8 > zero.headline["mra_average"]
     comparison = compare([tmp_path / "zero", tmp_path / "tools"], n_boot=300)
     assert comparison.deltas[1].delta > 0.5 and comparison.deltas[1].low > 0
+
+
+def test_the_templates_rebuild_the_starter_kits_sub_questions(golden):
+    from kinegraph.graphs.quantiphy_cot import template_sub_questions
+
+    kit = pd.read_csv(golden / "quantiphy" / "starter_kit_CIB_Ready_test4.csv")
+    for _, row in kit.iterrows():
+        built = template_sub_questions(row["ground_truth_prior"], row["question"])
+        assert built == (row["cot_q1"], row["cot_q2"], row["cot_q3"])

@@ -39,6 +39,8 @@ OPTIONAL_CONTEXT = (
     "cot_q3",
 )
 PRIOR_KINDS = {"S": "size", "V": "velocity", "A": "acceleration"}
+#: The upstream runner's `prior_used` for a v2 (counterfactual) answer; such rows score on alt_posterior.
+COUNTERFACTUAL_PRIOR = "alt_prior"
 BACKGROUNDS = {"C": "complex", "S": "simple", "X": "segmented"}
 
 
@@ -202,6 +204,8 @@ def predictions_frame(samples: Sequence[Sample], predictions: Sequence[Predictio
     """Predictions in the official `model_outputs/*.csv` layout (id first, then the row, `parsed_value`).
 
     A prediction without a number leaves `parsed_value` blank, which the official scorer counts as invalid.
+    A counterfactual answer adds upstream's `prior_used` column, its factor and the `alt_posterior` it
+    is scored on (the prediction's ground truth).
     """
     by_id = {p.sample_id: p for p in predictions}
     rows = []
@@ -224,6 +228,13 @@ def predictions_frame(samples: Sequence[Sample], predictions: Sequence[Predictio
                 "parsed_value": answer if isinstance(answer, int | float) else None,
             }
         )
+        p = by_id[s.id]
+        if p.metadata.get("prior_used") == COUNTERFACTUAL_PRIOR:
+            rows[-1].update(
+                prior_used=COUNTERFACTUAL_PRIOR,
+                counterfactual_factor=p.metadata.get("counterfactual_factor"),
+                alt_posterior=p.ground_truth,
+            )
     return pd.DataFrame(rows)
 
 

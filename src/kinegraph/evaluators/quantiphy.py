@@ -4,6 +4,11 @@ Stages: `parse_number` (free text -> |value| or NaN), `mra` (per question, 10 th
 NaN prediction = 0), `aggregate` (S2/D2/S3/D3 means, their macro average, background and object
 breakdowns) into the official `all_model_results.csv` row. Aggregation runs through pandas in the
 same order as upstream so every float is bit-identical.
+
+Counterfactual rows (upstream's runner column `prior_used` = `alt_prior`, zero-shot v2) are scored on
+`alt_posterior` = alpha * y, as the paper describes (Sec 5.2). Upstream's `evaluator.py` has no
+counterfactual scorer: it would score them on `ground_truth_posterior`. Files without such rows are
+scored exactly as upstream.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.quantiphy import category_of
+from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, category_of
 from kinegraph.errors import DataError
 
 MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -146,20 +151,18 @@ def mra(pred: float, gt: float, thresholds: Sequence[float] = MRA_THRESHOLDS) ->
     return sum(rel < (1 - theta) for theta in thresholds) / len(thresholds)
 
 
-def read_ground_truth(path: str | Path) -> dict[Any, float]:
-    """First column (the integer question id) -> ground_truth_posterior, as upstream builds it."""
+def read_ground_truth(path: str | Path, column: str = "ground_truth_posterior") -> dict[Any, float]:
+    """First column (the integer question id) -> `column` (upstream reads ground_truth_posterior)."""
     path = Path(path)
     gt = _read_csv(path)
-    if "ground_truth_posterior" not in gt.columns:
-        raise DataError(f"column missing; have {list(gt.columns)}", path=path, field="ground_truth_posterior")
-    numeric = pd.to_numeric(gt["ground_truth_posterior"], errors="coerce")
-    bad = gt["ground_truth_posterior"].notna() & numeric.isna()
+    if column not in gt.columns:
+        raise DataError(f"column missing; have {list(gt.columns)}", path=path, field=column)
+    numeric = pd.to_numeric(gt[column], errors="coerce")
+    bad = gt[column].notna() & numeric.isna()
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
         raise DataError(
-            f"non-numeric value {gt['ground_truth_posterior'][bad].iloc[0]!r} (data row {row})",
-            path=path,
-            field="ground_truth_posterior",
+            f"non-numeric value {gt[column][bad].iloc[0]!r} (data row {row})", path=path, field=column
         )
     return dict(zip(gt[gt.columns[0]], numeric, strict=True))
 
@@ -195,10 +198,42 @@ def _check_predictions(df: pd.DataFrame, path: Path) -> None:
             )
 
 
+def counterfactual_rows(df: pd.DataFrame) -> pd.Series:
+    """Which rows were asked with the counterfactual prior (upstream's `prior_used` = `alt_prior`)."""
+    if "prior_used" not in df.columns:
+        return pd.Series(False, index=df.index)
+    return df["prior_used"] == COUNTERFACTUAL_PRIOR
+
+
+def _score_counterfactual_on_alt_posterior(
+    df: pd.DataFrame, ids: pd.Series | None, alt_gt: Mapping[Any, float] | None
+) -> None:
+    """Counterfactual rows take alpha * y: from the ground-truth file's `alt_posterior`, else their own."""
+    rows = counterfactual_rows(df)
+    if not rows.any():
+        return
+    if alt_gt is not None and ids is not None:
+        alt = ids.map(alt_gt)
+    elif "alt_posterior" in df.columns:
+        alt = df["alt_posterior"]
+    else:
+        raise DataError(
+            "column missing: rows with prior_used = alt_prior are scored on alt_posterior",
+            field="alt_posterior",
+        )
+    df.loc[rows, "ground_truth_posterior"] = pd.to_numeric(alt[rows], errors="coerce")
+
+
 def score_frame(
-    df: pd.DataFrame, gt: Mapping[Any, float] | None, thresholds: Sequence[float] = MRA_THRESHOLDS
+    df: pd.DataFrame,
+    gt: Mapping[Any, float] | None,
+    thresholds: Sequence[float] = MRA_THRESHOLDS,
+    alt_gt: Mapping[Any, float] | None = None,
 ) -> tuple[pd.DataFrame, float]:
-    """Per-question stage: returns the sorted frame with `category, bg, obj, mra` and the invalid %."""
+    """Per-question stage: returns the sorted frame with `category, bg, obj, mra` and the invalid %.
+
+    `alt_gt` (id -> alt_posterior) scores the counterfactual rows; without it they use their own column.
+    """
     df = df.copy()
     if "video_source" in df.columns:
         # Never fires on the shipped files, which spell it 'segmentaion'; kept for parity.
@@ -207,6 +242,7 @@ def score_frame(
             lambda x: x[:-1] + "X" if pd.notna(x) and len(x) > 0 else x
         )
     df = df.sort_values(by=["video_id", "question"])
+    ids = None
     if gt is not None:
         ids = pd.to_numeric(df[df.columns[0]], errors="coerce").astype("Int64")
         df[df.columns[0]] = ids
@@ -215,6 +251,7 @@ def score_frame(
         raise DataError(
             "no ground truth: pass a ground-truth file or include the column", field="ground_truth_posterior"
         )
+    _score_counterfactual_on_alt_posterior(df, ids, alt_gt)
     parsed = pd.to_numeric(df["parsed_value"], errors="coerce")
     n_invalid = (
         df["parsed_value"].isna().sum()
@@ -280,13 +317,19 @@ def score_file(
     gt_path: str | Path | None = None,
     thresholds: Sequence[float] = MRA_THRESHOLDS,
 ) -> dict[str, Any]:
-    """Score one prediction CSV against the ground-truth CSV: the official results row."""
+    """Score one prediction CSV against the ground-truth CSV: the official results row.
+
+    Counterfactual rows are scored on the ground-truth file's `alt_posterior` (refused without one).
+    """
     pred_path = Path(pred_path)
     gt = read_ground_truth(gt_path) if gt_path is not None else None
     df = _read_csv(pred_path)
     _check_predictions(df, pred_path)
+    alt_gt = None
+    if gt_path is not None and counterfactual_rows(df).any():
+        alt_gt = read_ground_truth(gt_path, "alt_posterior")
     try:
-        scored, invalid_pct = score_frame(df, gt, thresholds)
+        scored, invalid_pct = score_frame(df, gt, thresholds, alt_gt)
     except DataError as exc:
         exc.path = exc.path or str(pred_path)
         raise DataError(exc.message, path=exc.path, field=exc.field) from exc

@@ -1,7 +1,8 @@
 """QuantiPhy as a suite: a run's numbers as an official prediction CSV, scored by `evaluators.quantiphy`.
 
-Ground truth comes from the samples and ids from their question ids. Paired statistics are per video:
-the MRA sum and count per category, so a resample's macro MRA is exact.
+Ground truth comes from the samples and ids from their question ids; a counterfactual answer carries
+its own (alpha * y, see `scored_truth`). Paired statistics are per video: the MRA sum and count per
+category, so a resample's macro MRA is exact.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.quantiphy import load, predictions_frame
+from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, load, predictions_frame
 from kinegraph.benchmarks.synthetic.quantiphy_world import generate
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.quantiphy import (
@@ -28,6 +29,13 @@ from kinegraph.evaluators.quantiphy import (
 )
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
+
+
+def scored_truth(sample: Sample, prediction: Prediction) -> Any:
+    """What an answer is scored on: the sample's truth, or alt_posterior for a counterfactual answer."""
+    if prediction.metadata.get("prior_used") == COUNTERFACTUAL_PRIOR:
+        return prediction.ground_truth
+    return sample.answer
 
 
 def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
@@ -63,10 +71,10 @@ def group_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) ->
     rows: dict[str, np.ndarray] = {}
     for s in samples:
         p = by_id.get(s.id)
-        if p is None or s.answer is None:
+        if p is None or (truth := scored_truth(s, p)) is None:
             continue
         pred = float(p.answer) if isinstance(p.answer, int | float) else float("nan")
-        value = mra(abs(pred), float(s.answer))
+        value = mra(abs(pred), float(truth))
         if math.isnan(value):
             continue
         row = rows.setdefault(s.group, np.zeros(2 * len(CATEGORIES)))
@@ -126,6 +134,11 @@ SUITE = Suite(
     notes={
         "paired unit": "video",
         "no number": "a blank or zero answer counts as invalid and scores 0 MRA, as upstream",
+        "counterfactual": (
+            "answers asked with alt_prior (quantiphy.counterfactual; upstream's prior_used column) are "
+            "scored on alt_posterior = alpha * y, the paper's protocol (Sec 5.2); upstream's evaluator.py "
+            "has no counterfactual scorer and would score them on ground_truth_posterior"
+        ),
     },
     generate=generate,
     evaluate_files=evaluate_files,

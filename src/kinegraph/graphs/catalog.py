@@ -5,10 +5,12 @@ Builders are `module:function` targets, imported only when a graph is built or i
 
 from __future__ import annotations
 
+from typing import Any
+
 from kinegraph.graphs.spec import GraphSpec
 
 
-def _shipped(name: str, target: str, description: str, **needs: bool) -> GraphSpec:
+def _shipped(name: str, target: str, description: str, **needs: Any) -> GraphSpec:
     """A shipped graph: `target` is relative to `kinegraph.graphs`; the family is the name's prefix."""
     family, _, _ = name.partition(".")
     return GraphSpec(name, f"kinegraph.graphs.{target}", description, family=family, **needs)
@@ -91,7 +93,8 @@ SHIPPED: tuple[GraphSpec, ...] = (
     _shipped(
         "quantiphy.counterfactual",
         "quantiphy:build_counterfactual",
-        "v2, frames with the scaled `alt_prior` instead of the true prior",
+        "v2, frames with the scaled `alt_prior` instead of the true prior, scored on `alt_posterior`",
+        needs_fields=("alt_prior", "alt_posterior"),
     ),
     _shipped(
         "quantiphy.cot",

@@ -3,6 +3,8 @@
 A graph runs on one video: frames are decoded and encoded once, then each question is answered in its
 own branch. Upstream sends every frame; `max_frames` samples evenly instead (recorded in the prediction).
 As upstream, a question is asked again (up to 5 attempts) while the answer does not parse as a number.
+The counterfactual graph is scored on the row's `alt_posterior` (alpha * y, paper Sec 5.2), and the CoT
+graph builds the paper's sub-questions for rows that carry none (`quantiphy_cot`).
 """
 
 from __future__ import annotations
@@ -16,17 +18,21 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
+from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
+from kinegraph.graphs.quantiphy_cot import COT_COLUMNS, template_sub_questions
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage
 
 MAX_ATTEMPTS = 5  # upstream MAX_RETRIES = 4 re-asks after the first
+#: What `quantiphy.counterfactual` reads of every row: the scaled prior and the truth it is scored on.
+COUNTERFACTUAL_COLUMNS = ("alt_prior", "alt_posterior")
 
 
 def request_metadata(sample: Sample) -> dict[str, Any]:
@@ -93,15 +99,12 @@ def _result(
     return prediction(sample, answer=value, **fields)
 
 
-def answer_zero_shot(prior_field: str, with_frames: bool) -> Callable[..., Any]:
-    """Zero-shot: v3 (`ground_truth_prior` + frames), v1 (no frames), v2 (`alt_prior`)."""
+def answer_zero_shot(with_frames: bool) -> Callable[..., Any]:
+    """Zero-shot with the true `ground_truth_prior`: v3 (with frames) or v1 (no frames)."""
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         sample, start = state["sample"], time.perf_counter()
-        prior = sample.context.get(prior_field)
-        if prior_field == "alt_prior" and not prompts._present(prior):
-            prior = sample.context.get("ground_truth_prior")  # upstream falls back the same way
-        text = prompts.zero_shot_text(sample, prior)
+        text = prompts.zero_shot_text(sample, sample.context.get("ground_truth_prior"))
         images = state["images"] if with_frames else []
         value, raw, usage, error = await ask_number(runtime, text, images, sample)
         trace = [{"node": "answer_zero_shot", "prompt": text, "n_images": len(images), "raw": raw}]
@@ -110,15 +113,82 @@ def answer_zero_shot(prior_field: str, with_frames: bool) -> Callable[..., Any]:
     return answer
 
 
+def counterfactual_inputs(sample: Sample) -> tuple[Any, float]:
+    """The row's `alt_prior` and the `alt_posterior` it is scored on; a DataError names what is missing."""
+    row = f"question {sample.question_id}"
+    for column in COUNTERFACTUAL_COLUMNS:
+        if column not in sample.context:
+            raise DataError(
+                f"column missing ({row}): the counterfactual needs alt_prior and alt_posterior", field=column
+            )
+    prior, posterior = sample.context["alt_prior"], sample.context["alt_posterior"]
+    if not prompts._present(prior):
+        raise DataError(f"empty ({row})", field="alt_prior")
+    try:
+        truth = float(posterior)
+    except (TypeError, ValueError):
+        truth = math.nan
+    if not math.isfinite(truth):
+        raise DataError(f"not a number: {posterior!r} ({row})", field="alt_posterior")
+    return prior, truth
+
+
+async def answer_counterfactual(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """v2: the row's scaled `alt_prior` replaces the true prior; the answer is scored on `alt_posterior`.
+
+    Upstream's runner falls back to `ground_truth_prior` when the column is absent and its evaluator
+    scores every row on `ground_truth_posterior`; the paper scores y_cf = alpha * y, as done here, and a
+    row without its counterfactual prior or truth is an input error, never a silent v3 question.
+    """
+    sample, start = state["sample"], time.perf_counter()
+    try:
+        prior, truth = counterfactual_inputs(sample)
+    except DataError as exc:
+        return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
+    text = prompts.zero_shot_text(sample, prior)
+    images = state["images"]
+    value, raw, usage, error = await ask_number(runtime, text, images, sample)
+    factor = sample.context.get("counterfactual_factor")
+    trace = [
+        {
+            "node": "answer_counterfactual",
+            "prompt": text,
+            "n_images": len(images),
+            "raw": raw,
+            "prior_used": "alt_prior",
+            "counterfactual_factor": factor,
+        }
+    ]
+    result = _result(sample, value, raw, usage, error, trace, state, start)
+    metadata = {**result.metadata, "prior_used": "alt_prior", "counterfactual_factor": factor}
+    return {"results": [result.model_copy(update={"ground_truth": truth, "metadata": metadata})]}
+
+
+def _sub_questions(sample: Sample, trace: list[dict]) -> list[tuple[str, str]]:
+    """The row's cot_q1..3, or the paper's templates (recorded in `trace`) when the row has none."""
+    given = [(k, str(sample.context[k])) for k in COT_COLUMNS if prompts._present(sample.context.get(k))]
+    if given:
+        return given
+    built = template_sub_questions(str(sample.context.get("ground_truth_prior")), sample.question)
+    trace.append({"node": "answer_with_cot", "step": "sub_questions", "built_from": "paper templates"})
+    return list(zip(COT_COLUMNS, built, strict=True))
+
+
 async def answer_with_cot(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-    """Ask cot_q1..3 in turn (only valid numeric answers carry forward), then the main question."""
+    """Ask the three sub-questions in turn (only valid numeric answers carry forward), then the question.
+
+    The sub-questions are the row's `cot_q1..3`; a row without any (the released validation CSV has no
+    such columns) gets them built from the paper's templates, and its trace says so.
+    """
     sample, start = state["sample"], time.perf_counter()
     images, usage, context, trace = state["images"], Usage(), "", []
-    for i, key in enumerate(("cot_q1", "cot_q2", "cot_q3"), start=1):
-        question = sample.context.get(key)
-        if not prompts._present(question):
-            continue
-        text = prompts.cot_step_text(str(question), context.strip())
+    try:
+        steps = _sub_questions(sample, trace)
+    except DataError as exc:
+        error = f"cannot build the CoT sub-questions for question {sample.question_id}: {exc}"
+        return {"results": [prediction(sample, status=Status.input_error, error=error)]}
+    for i, (key, question) in enumerate(steps, start=1):
+        text = prompts.cot_step_text(question, context.strip())
         value, raw, step_usage, error = await ask_number(runtime, text, images, sample)
         usage = usage + step_usage
         trace.append({"node": "answer_with_cot", "step": key, "prompt": text, "raw": raw, "value": value})
@@ -142,21 +212,20 @@ def _graph(
 
 def build_zero_shot(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
     """`quantiphy.zero_shot`: the official v3 prompt with the video's frames (all of them by default)."""
-    return _graph(
-        answer_zero_shot("ground_truth_prior", True), frames=True, max_frames=max_frames, max_side=max_side
-    )
+    return _graph(answer_zero_shot(True), frames=True, max_frames=max_frames, max_side=max_side)
 
 
 def build_prior_only() -> CompiledStateGraph:
     """`quantiphy.prior_only`: v1, the same prompt without frames (the paper's video ablation)."""
-    return _graph(answer_zero_shot("ground_truth_prior", False), frames=False, max_frames=None, max_side=None)
+    return _graph(answer_zero_shot(False), frames=False, max_frames=None, max_side=None)
 
 
 def build_counterfactual(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
-    """`quantiphy.counterfactual`: v2, frames with the scaled `alt_prior` instead of the true prior."""
-    return _graph(answer_zero_shot("alt_prior", True), frames=True, max_frames=max_frames, max_side=max_side)
+    """`quantiphy.counterfactual`: v2, frames with the scaled `alt_prior`, scored on `alt_posterior`."""
+    return _graph(answer_counterfactual, frames=True, max_frames=max_frames, max_side=max_side)
 
 
 def build_cot(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
-    """`quantiphy.cot`: the three structured sub-questions, then the main question."""
+    """`quantiphy.cot`: the three structured sub-questions (the row's, or the paper's templates), then
+    the main question."""
     return _graph(answer_with_cot, frames=True, max_frames=max_frames, max_side=max_side)

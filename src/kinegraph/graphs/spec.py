@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from kinegraph.errors import DataError
 from kinegraph.registry import import_object
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
+
+    from kinegraph.types import Sample
 
 #: The one model role graphs have today: the backend in the runtime context (`GraphContext.backend`).
 MODEL_ROLE = "backend"
@@ -79,7 +82,8 @@ class GraphSpec:
     `family` is the benchmark whose samples it answers (None for a user's builder, which may run on any);
     `needs_model` False: deterministic tools answer, no backend is made; `needs_gpu`: on Ray, a GPU per
     worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
-    server refuses a request without one (it would answer from an all-zero summary).
+    server refuses a request without one (it would answer from an all-zero summary); `needs_fields`:
+    data columns it reads from every sample's context, so a run refuses data without them up front.
     """
 
     name: str
@@ -89,6 +93,7 @@ class GraphSpec:
     needs_model: bool = True
     needs_gpu: bool = False
     needs_trajectory: bool = False
+    needs_fields: tuple[str, ...] = ()
 
     @property
     def model_roles(self) -> tuple[str, ...]:
@@ -126,6 +131,14 @@ class GraphSpec:
                 except ValueError as exc:
                     raise ValueError(f"graph {self.name} option {option.name}: {exc}") from None
         return checked
+
+    def check_fields(self, samples: Sequence[Sample], source: str | None) -> None:
+        """A DataError in one line naming `source` and the first of `needs_fields` the data lacks."""
+        for field in self.needs_fields:
+            if any(field not in s.context for s in samples):
+                raise DataError(
+                    f"column missing: graph {self.name} reads it from every row", path=source, field=field
+                )
 
     def build(self, options: Mapping[str, Any]) -> CompiledStateGraph:
         """The compiled graph for `options`, once they pass `check_options`."""

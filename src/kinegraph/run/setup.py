@@ -16,6 +16,7 @@ def load_samples(config: RunConfig) -> list[Sample]:
     if config.data is None:
         raise ValueError(f"--data is required: the {config.benchmark} files to run on")
     samples = suite.load(config.data, **config.loader_options)
+    graph_spec(config.graph).check_fields(samples, config.data)  # a missing column: one line, before any call
     if config.limit is not None:
         samples = samples[: config.limit]
     return samples
