@@ -67,6 +67,8 @@ def start_server(port: int, model_url: str, args: argparse.Namespace) -> subproc
         sys.executable, "-m", "kinegraph.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
         "--model", "vllm:loopback-vlm", "--base-url", model_url, "--graph", args.graph,
         "--concurrency", str(args.server_concurrency), "--queue", str(args.server_queue),
+        # every load client shares one API key: the per-client share must hold them all
+        "--per-client", str(args.per_client or args.server_concurrency + args.server_queue),
     ]  # fmt: skip
     env = {**os.environ, "KINEGRAPH_API_KEYS": KEY}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -149,6 +151,7 @@ def main() -> int:
     parser.add_argument("--graph", default="egodyn.vision")
     parser.add_argument("--server-concurrency", type=int, default=16)
     parser.add_argument("--server-queue", type=int, default=32)
+    parser.add_argument("--per-client", type=int, default=None, help="default: concurrency + queue")
     args = parser.parse_args()
 
     with OpenAILoopback(responder=echo_code, latency_s=args.model_latency_s) as model:

@@ -27,6 +27,7 @@ def test_graphs_and_models():
     rows = {line.split()[0]: line for line in lines}
     assert "  no model  " in rows["egodyn.measured"] and "  model  " in rows["egodyn.vision"]
     assert "GPU when present" in rows["egodyn.gpu_flow"] and "trajectory" in rows["egodyn.text_only"]
+    assert "column alt_prior, column alt_posterior" in rows["quantiphy.counterfactual"]
     models = _list("models").stdout.splitlines()
     assert models == ["anthropic", "google", "openai", "replay", "scripted", "transformers", "vllm"]
 

@@ -37,6 +37,7 @@ def graphs() -> str:
         spec = registry.get(name)
         needs = ["model" if spec.needs_model else "no model"]
         needs += ["GPU when present"] * spec.needs_gpu + ["trajectory"] * spec.needs_trajectory
+        needs += [f"column {field}" for field in spec.needs_fields]
         rows.append([name, ", ".join(needs), spec.description])
     return aligned(rows)
 
