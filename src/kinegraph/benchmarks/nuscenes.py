@@ -9,7 +9,6 @@ keyframe sample_data per sample), and so does this reader. Timestamps are intege
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,6 +16,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_json
 
 # The fields this reader uses, per table; other fields are kept but not checked.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -99,10 +99,7 @@ class NuScenesTables:
             raise DataError(
                 f"missing nuScenes table {name!r} (expected {self.version}/{name}.json)", path=path
             )
-        try:
-            rows = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DataError(f"unreadable JSON: {exc}", path=path) from exc
+        rows = read_json(path)
         if not isinstance(rows, list):
             raise DataError(f"expected a JSON array of records, got {type(rows).__name__}", path=path)
         for i, row in enumerate(rows):
