@@ -121,11 +121,20 @@ def test_score_file_by_hand(small_set):
 
 def test_ground_truth_comes_from_gt_file_by_id(small_set, tmp_path):
     preds, _ = small_set
-    gt = _write(tmp_path / "gt2.csv", [[1, 20.0], [2, 10.0]], ["", "ground_truth_posterior"])
+    truth = [[1, 20.0]] + [[i, 10.0] for i in range(2, 9)]
+    gt = _write(tmp_path / "gt2.csv", truth, ["", "ground_truth_posterior"])
     row = score_file(preds, gt)
-    # id 1 now has truth 20 (pred 10 -> rel .5 -> 0.4); ids 3..8 have no truth: NaN rows leave the means
+    # id 1 now has truth 20 (pred 10 -> rel .5 -> 0.4), id 2 is blank (0): S2 = 0.2; the rest unchanged
     assert row["mra_S2"] == pytest.approx(0.2)
-    assert row["mra_D2"] is not None and math.isnan(row["mra_D2"])
+    assert row["mra_D2"] == 0.8
+
+
+def test_prediction_ids_missing_from_the_ground_truth_are_refused(small_set, tmp_path):
+    """Upstream would leave ids 3..8 out of every mean as NaN; a partial truth file is refused instead."""
+    preds, _ = small_set
+    gt = _write(tmp_path / "gt2.csv", [[1, 20.0], [2, 10.0]], ["", "ground_truth_posterior"])
+    with pytest.raises(DataError, match=r"merged_model-x\.csv: field 'Unnamed: 0': question id 3 is not in"):
+        score_file(preds, gt)
 
 
 def test_bad_inputs_name_file_and_field(small_set, tmp_path):

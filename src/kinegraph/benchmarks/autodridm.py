@@ -10,6 +10,7 @@ Scene-1/2 are multi-select (`"A,C"`), the other four single-choice. High risk: d
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -157,10 +158,15 @@ def load_task(root: str | Path, task: str) -> list[Sample]:
     if not isinstance(records, list):
         raise DataError("expected a JSON array of records", path=path)
     samples = []
+    seen: dict[str, int] = {}
     for index, record in enumerate(records):
         keys = task_keys(record) if isinstance(record, dict) else []
         if not keys:
             raise DataError(f"record {index}: no taskX_q/_o/_a fields", path=path)
+        text = json.dumps(record, sort_keys=True)
+        if text in seen:  # a repeat would shift every later record, and its truth, to another sample id
+            raise DataError(f"record {index} repeats record {seen[text]}", path=path)
+        seen[text] = index
         samples.extend(_sample(task, index, key, record, root, path, len(keys)) for key in keys)
     return samples
 

@@ -67,15 +67,51 @@ def split_options(options: str) -> list[str]:
     return [part.strip() for part in _OPTION_SPLIT.split(options) if part.strip()]
 
 
+def read_csv(path: Path) -> pd.DataFrame:
+    """A CSV read with pandas as upstream does; unreadable, empty or non-UTF-8 files are a DataError."""
+    if not path.is_file():
+        raise DataError("CSV not found", path=path)
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError as exc:
+        raise DataError("empty file", path=path) from exc
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"not a readable CSV ({exc})", path=path) from exc
+
+
+def _check_rows(frame: pd.DataFrame, path: Path) -> None:
+    """Every row: a question, a video, options, a GT letter among them; no row repeated (a repeat would
+    shift every later row, and with it the ground truth, to another sample id)."""
+    for row_no, values in enumerate(frame.to_dict("records"), start=1):
+        for field in ("relative_path", "question", "options"):
+            if _text(values[field]) in (None, ""):
+                raise DataError(f"empty (data row {row_no})", path=path, field=field)
+        letters = [part[0] for part in split_options(str(values["options"]))]
+        gt = _text(values["GT"])
+        if gt not in letters:
+            raise DataError(
+                f"{values['GT']!r} is not one of the option letters {letters} (data row {row_no})",
+                path=path,
+                field="GT",
+            )
+    repeated = frame.duplicated(keep="first")
+    if repeated.any():
+        row_no = int(repeated.to_numpy().nonzero()[0][0]) + 1
+        raise DataError(f"row repeats an earlier row (data row {row_no})", path=path)
+
+
 def read_metadata(root: str | Path, variant: str) -> pd.DataFrame:
-    """`metadatas/<variant>.csv`, read with pandas as upstream does; required columns checked."""
+    """`metadatas/<variant>.csv`, read with pandas as upstream does; columns and rows checked."""
     path = Path(root) / "metadatas" / f"{variant}.csv"
     if not path.is_file():
         raise DataError("metadata CSV not found", path=path)
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     for column in REQUIRED_COLUMNS:
         if column not in frame.columns:
             raise DataError("column missing", path=path, field=column)
+    if frame.empty:
+        raise DataError("no rows", path=path)
+    _check_rows(frame, path)
     return frame
 
 
@@ -93,7 +129,7 @@ def _cate_id(value: Any) -> int | None:
 
 
 def build_sample(root: Path, variant: str, row_index: int, row: pd.Series) -> Sample:
-    """One metadata row of one variant as a Sample (a NaN GT becomes `answer=None`)."""
+    """One metadata row of one variant as a Sample (`read_metadata` has checked its fields)."""
     options = _text(row["options"]) or ""
     relative = str(row["relative_path"])
     return Sample(

@@ -12,6 +12,7 @@ Layouts read:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,9 @@ from kinegraph.types import Media, Sample
 
 DEFAULT_NUM_FRAMES = 10  # frames shown per clip, upstream `--num_frames 10`
 SOURCES = ("nuscenes", "carla")
+# No kinematic summary of a 3 s driving clip (speeds, accelerations, jerks, yaw rates, headings in SI units)
+# comes near 1e6; a larger value is a corrupt file, and the oracle would label it (e.g. "highway") as data.
+MAX_FEATURE_MAGNITUDE = 1e6
 
 
 def source_of(clip_id: str) -> str:
@@ -37,6 +41,60 @@ def _require(obj: Mapping[str, Any], field: str, path: Path, line: int | None) -
     if obj.get(field) is None:
         raise DataError("missing", path=path, line=line, field=field)
     return obj[field]
+
+
+def _features(value: Any, path: Path, line: int | None, where: str) -> dict[str, float]:
+    """A clip's `features`: an object of finite numbers of plausible magnitude ({} when absent)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(
+            f"{where}: expected an object, got {type(value).__name__}", path=path, line=line, field="features"
+        )
+    for name, number in value.items():
+        ok = isinstance(number, int | float) and not isinstance(number, bool)
+        if not ok or not math.isfinite(number) or abs(number) > MAX_FEATURE_MAGNITUDE:
+            raise DataError(
+                f"{where}: {name!r} is {number!r}, expected a finite number below {MAX_FEATURE_MAGNITUDE:g}",
+                path=path,
+                line=line,
+                field="features",
+            )
+    return value
+
+
+def _checked_answer(
+    answer: Any, question: EgoDynQuestion, choices: list[str] | None, path: Path, line: int | None, where: str
+) -> str:
+    """The stored oracle label as text; it must be one of the question's choices (or a number)."""
+    if isinstance(answer, bool) or not isinstance(answer, str | int | float):
+        raise DataError(f"{where}: expected a label, got {answer!r}", path=path, line=line, field="answer")
+    text = str(answer)
+    if question.answer_type == "numeric":
+        try:
+            finite = math.isfinite(float(text))
+        except ValueError:
+            finite = False
+        if not finite:
+            raise DataError(f"{where}: {text!r} is not a finite number", path=path, line=line, field="answer")
+        return text
+    allowed = choices or question.choices or []
+    if text.lower() not in allowed:
+        raise DataError(
+            f"{where}: {text!r} is not one of the choices {allowed}", path=path, line=line, field="answer"
+        )
+    return text
+
+
+def _choices(value: Any, path: Path, line: int) -> list[str] | None:
+    """A qa row's `choices`: a list of non-empty strings, lower-cased (None when absent or empty)."""
+    if value is None or value == []:
+        return None
+    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+        raise DataError(
+            f"expected a list of non-empty strings, got {value!r}", path=path, line=line, field="choices"
+        )
+    return [c.lower() for c in value]
 
 
 def _sample(
@@ -80,7 +138,8 @@ def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | N
     clips = read_json(path)
     if not isinstance(clips, list):
         raise DataError("expected a list of clips", path=path)
-    samples = []
+    samples: list[Sample] = []
+    seen: set[str] = set()
     for i, clip in enumerate(clips):
         where = f"clip #{i + 1}"
         if not isinstance(clip, dict):
@@ -89,16 +148,23 @@ def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | N
             if field not in clip:
                 raise DataError(f"{where}: missing", path=path, field=field)
         clip_id, answers = str(clip["id"]), clip["answers"]
+        if not isinstance(answers, dict):
+            raise DataError(f"{where} ({clip_id}): expected an object", path=path, field="answers")
+        if clip_id in seen:
+            raise DataError(f"{where}: clip {clip_id!r} appears twice", path=path, field="id")
+        seen.add(clip_id)
+        features = _features(clip.get("features"), path, None, f"{where} ({clip_id})")
         for qid, question in bank.items():
             if qid not in answers:
                 raise DataError(f"{where} ({clip_id}): no answer for {qid!r}", path=path, field="answers")
+            answer = _checked_answer(answers[qid], question, None, path, None, f"{where} ({clip_id}) {qid}")
             samples.append(
                 _sample(
                     sample_id=f"{clip_id}:{qid}",
                     clip_id=clip_id,
                     question=question,
-                    answer=str(answers[qid]),
-                    context={"features": clip.get("features", {})},
+                    answer=answer,
+                    context={"features": features},
                     extra={"declared_source": clip.get("source")},
                 )
             )
@@ -198,15 +264,39 @@ def load_hf(
             continue
         found = True
         clips: dict[str, dict[str, Any]] = {}
+        features: dict[str, dict[str, float]] = {}
         for lineno, clip in read_jsonl(index_path):
-            clips[str(_require(clip, "clip_id", index_path, lineno))] = clip
+            clip_id = str(_require(clip, "clip_id", index_path, lineno))
+            if clip_id in clips:
+                raise DataError(
+                    f"clip {clip_id!r} appears twice", path=index_path, line=lineno, field="clip_id"
+                )
+            clips[clip_id] = clip
+            features[clip_id] = _features(clip.get("features"), index_path, lineno, f"clip {clip_id!r}")
         per_clip: dict[str, tuple[Media, str]] = {}  # built once, shared by the clip's 14 questions
         cameras: dict[str, dict[str, Any] | None] = {}
+        asked: set[tuple[str, str]] = set()
+        n_rows = 0
         for lineno, row in read_jsonl(qa_path):
+            n_rows += 1
             clip_id = str(_require(row, "clip_id", qa_path, lineno))
             qid = str(_require(row, "question_id", qa_path, lineno))
             if qid not in bank:
                 raise DataError(f"unknown question {qid!r}", path=qa_path, line=lineno, field="question_id")
+            if (clip_id, qid) in asked:
+                raise DataError(
+                    f"clip {clip_id!r} asks {qid!r} twice", path=qa_path, line=lineno, field="question_id"
+                )
+            asked.add((clip_id, qid))
+            text = row.get("question")
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise DataError(
+                    f"expected question text, got {text!r}", path=qa_path, line=lineno, field="question"
+                )
+            choices = _choices(row.get("choices"), qa_path, lineno)
+            answer = _checked_answer(
+                _require(row, "answer", qa_path, lineno), bank[qid], choices, qa_path, lineno, f"{qid}"
+            )
             clip = clips.get(clip_id)
             if clip is None:
                 raise DataError(
@@ -226,13 +316,13 @@ def load_hf(
                     sample_id=f"{clip_id}:{qid}",  # qa_ids repeat across the two sources
                     clip_id=clip_id,
                     question=bank[qid],
-                    answer=str(_require(row, "answer", qa_path, lineno)),
-                    text=row.get("question"),
-                    choices=[str(c).lower() for c in row["choices"]] if row.get("choices") else None,
+                    answer=answer,
+                    text=text,
+                    choices=choices,
                     media=media,
                     context={
                         "arrays_path": arrays_path,
-                        "features": clip.get("features", {}),
+                        "features": features[clip_id],
                         "t_start": clip.get("t_start"),
                         "t_end": clip.get("t_end"),
                         **({"camera": cameras[clip_id]} if cameras[clip_id] else {}),
@@ -240,6 +330,8 @@ def load_hf(
                     extra={"qa_id": row.get("qa_id")},
                 )
             )
+        if n_rows == 0:
+            raise DataError("no questions (empty file)", path=qa_path)
     if not found:
         raise DataError(
             "no EgoDyn layout here: expected selected_clips.json or {nuscenes,carla}_clips/", path=root

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from kinegraph.errors import DataError
+from kinegraph.jsonfiles import read_text
 
 # The fields this reader uses, per table; other fields are kept but not checked.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
@@ -100,8 +101,8 @@ class NuScenesTables:
                 f"missing nuScenes table {name!r} (expected {self.version}/{name}.json)", path=path
             )
         try:
-            rows = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            rows = json.loads(read_text(path))
+        except json.JSONDecodeError as exc:
             raise DataError(f"unreadable JSON: {exc}", path=path) from exc
         if not isinstance(rows, list):
             raise DataError(f"expected a JSON array of records, got {type(rows).__name__}", path=path)
@@ -146,8 +147,13 @@ class NuScenesTables:
     def samples(self, scene_token: str) -> list[dict]:
         """The keyframe samples of a scene in time order (first_sample_token, then `next`)."""
         scene = self.get("scene", scene_token)
-        out, token = [], scene["first_sample_token"]
+        out, token, seen = [], scene["first_sample_token"], set()
         while token:
+            if token in seen:
+                raise DataError(
+                    f"sample {token} comes back in its own chain", path=self._paths["sample"], field="next"
+                )
+            seen.add(token)
             sample = self.get("sample", token)
             out.append(sample)
             token = sample["next"]
@@ -166,8 +172,14 @@ class NuScenesTables:
 
     def ego_pose(self, token: str) -> EgoPose:
         record = self.get("ego_pose", token)
-        translation = tuple(float(v) for v in record["translation"])
-        rotation = tuple(float(v) for v in record["rotation"])
+        try:
+            translation = tuple(float(v) for v in record["translation"])
+            rotation = tuple(float(v) for v in record["rotation"])
+            timestamp_us = int(record["timestamp"])
+        except (TypeError, ValueError) as exc:
+            raise DataError(
+                f"ego_pose {token}: {exc}", path=self._paths["ego_pose"], field="translation"
+            ) from exc
         if len(translation) != 3 or len(rotation) != 4 or not np.all(np.isfinite(translation + rotation)):
             raise DataError(
                 f"ego_pose {token}: need finite translation[3] and rotation[4]",
@@ -180,7 +192,7 @@ class NuScenesTables:
             raise DataError(
                 f"ego_pose {token}: {exc}", path=self._paths["ego_pose"], field="rotation"
             ) from exc
-        return EgoPose(token, int(record["timestamp"]), translation, rotation, yaw)  # type: ignore[arg-type]
+        return EgoPose(token, timestamp_us, translation, rotation, yaw)  # type: ignore[arg-type]
 
     def camera_frame(self, sample_data_token: str) -> CameraFrame:
         sd = self.get("sample_data", sample_data_token)

@@ -138,23 +138,25 @@ def load(
         if videos_dir
         else (path.parent / "validation_videos" if (path.parent / "validation_videos").is_dir() else None)
     )
+    rows = df.to_dict("records")
+    answers = [_ground_truth(row, row_no, path) for row_no, row in enumerate(rows, start=1)]
+    if any(a is None for a in answers) and any(a is not None for a in answers):
+        row_no = answers.index(None) + 1
+        raise DataError(
+            f"blank while other rows have one (data row {row_no})", path=path, field="ground_truth_posterior"
+        )
     samples = []
-    for row_no, (qid, row) in enumerate(zip(ids, df.to_dict("records"), strict=True), start=1):
+    for row_no, (qid, row, answer) in enumerate(zip(ids, rows, answers, strict=True), start=1):
         try:
             meta = codes(str(row["video_type"]), str(row["inference_type"]))
         except ValueError as exc:
             raise DataError(f"{exc} (data row {row_no})", path=path, field="video_type") from exc
-        answer = _clean(row.get("ground_truth_posterior"))
-        if answer is not None:
-            try:
-                answer = float(answer)
-            except (TypeError, ValueError) as exc:
-                raise DataError(
-                    f"not a number: {answer!r} (data row {row_no})", path=path, field="ground_truth_posterior"
-                ) from exc
+        for field in ("question", "video_id"):
+            if not isinstance(row[field], str) or not row[field].strip():
+                raise DataError(f"empty (data row {row_no})", path=path, field=field)
         context = {k: _clean(row.get(k)) for k in OPTIONAL_CONTEXT if k in row}
         context["source_dir"] = str(path.parent)
-        fps = context.get("fps")
+        fps = _fps(context.get("fps"), row_no, path)
         video = resolve_video(vdir, str(row["video_id"]))
         samples.append(
             Sample(
@@ -164,9 +166,7 @@ def load(
                 question_id=str(qid),
                 question=str(row["question"]),
                 answer=answer,
-                media=Media(kind="video", video_path=video, fps=float(fps) if fps else None)
-                if video
-                else Media(),
+                media=Media(kind="video", video_path=video, fps=fps) if video else Media(),
                 context=context,
                 metadata={
                     **meta,
@@ -180,23 +180,71 @@ def load(
     return samples
 
 
+def _ground_truth(row: dict[str, Any], row_no: int, path: Path) -> float | None:
+    """The row's `ground_truth_posterior` as a finite float; None when blank (the test set has none)."""
+    answer = _clean(row.get("ground_truth_posterior"))
+    if answer is None:
+        return None
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise DataError(
+            f"not a finite number: {answer!r} (data row {row_no})", path=path, field="ground_truth_posterior"
+        )
+    return value
+
+
+def _fps(value: Any, row_no: int, path: Path) -> float | None:
+    """The video's frame rate, a positive number when given."""
+    if value is None:
+        return None
+    try:
+        fps = float(value)
+    except (TypeError, ValueError):
+        fps = math.nan
+    if not math.isfinite(fps) or fps <= 0:
+        raise DataError(f"not a positive number: {value!r} (data row {row_no})", path=path, field="fps")
+    return fps
+
+
+def integer_ids(values: Sequence[Any], path: str | Path, field: str) -> list[int]:
+    """Question ids as ints: each an integer (`1.7` is refused, not truncated), none repeated."""
+    ids: list[int] = []
+    seen: set[int] = set()
+    for row_no, value in enumerate(values, start=1):
+        number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+        if pd.isna(number) or not float(number).is_integer():
+            raise DataError(
+                f"question id {value!r} is not an integer (data row {row_no})", path=path, field=field
+            )
+        qid = int(number)
+        if qid in seen:
+            raise DataError(f"question id {qid} appears twice (data row {row_no})", path=path, field=field)
+        seen.add(qid)
+        ids.append(qid)
+    return ids
+
+
 def _ids(df: pd.DataFrame, path: Path, template: str | Path | None) -> tuple[list[Any], str]:
     column = _id_column(df)
     if column is not None:
-        ids = pd.to_numeric(df[column], errors="coerce")
-        if ids.isna().any():
-            row = int(ids.isna().to_numpy().nonzero()[0][0]) + 1
-            raise DataError(
-                f"question id is not an integer (data row {row})", path=path, field=column or "id"
-            )
-        return [int(i) for i in ids], "column"
+        return integer_ids(list(df[column]), path, column), "column"
     if template is not None:
         template_df = _read_table(Path(template))
         if "id" not in template_df.columns:
             raise DataError("submission template has no 'id' column", path=template, field="id")
         if len(template_df) != len(df):
             raise DataError(f"template has {len(template_df)} rows, data has {len(df)}", path=template)
-        return [_clean(i) for i in template_df["id"]], "template"
+        ids = [_clean(i) for i in template_df["id"]]
+        seen: set[Any] = set()
+        for row_no, qid in enumerate(ids, start=1):
+            if qid is None or qid in seen:
+                what = "blank" if qid is None else f"{qid!r} appears twice"
+                raise DataError(f"id {what} (data row {row_no})", path=template, field="id")
+            seen.add(qid)
+        return ids, "template"
     return list(range(len(df))), "row"
 
 

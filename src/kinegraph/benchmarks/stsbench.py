@@ -117,17 +117,29 @@ def build_sample(
     except ValueError as exc:  # upstream asserts "Unkown maneuver group"
         raise DataError(f"record {index}: {exc}", path=path) from exc
     negatives = [n for n in record["negative_scenarios"].split(",") if n]
+    if record["scenario"] in negatives or len(set(negatives)) < len(negatives):
+        message = f"record {index}: negatives repeat each other or the scenario (two options would be equal)"
+        raise DataError(message, path=path, field="negative_scenarios")
     if len(negatives) < N_NEGATIVES:  # upstream asserts "Not enough negative maneuvers"
         message = f"record {index}: {len(negatives)} negatives, need {N_NEGATIVES}"
         raise DataError(message, path=path, field="negative_scenarios")
     options, letter = build_choices(record["scenario"], negatives, seed, index)
-    paths = frame_paths(record, group, data_root)
+    try:
+        question = question_text(record, group)
+        paths = frame_paths(record, group, data_root)
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        field = "other_agent" if group == "ego_agent" else "agent"
+        raise DataError(
+            f"record {index}: malformed actor block (needs camera.bb2d[0] and camera.cam[0]): {exc!r}",
+            path=path,
+            field=field,
+        ) from None
     return Sample(
         id=f"{BENCHMARK}/{index}",
         benchmark=BENCHMARK,
         group=str(index),
         question_id=group,
-        question=question_text(record, group),
+        question=question,
         options=options,
         answer=letter,
         media=Media(kind="frames", frame_paths=paths, fps=KEYFRAME_RATE_HZ) if paths else Media(),

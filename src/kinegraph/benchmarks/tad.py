@@ -61,11 +61,6 @@ def load_ground_truth(root: str | Path, tasks: Iterable[str] = TASKS) -> dict[st
     return out
 
 
-def scene_index(keysegment_rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """scene_token -> its `keysegments` row."""
-    return {row["scene_token"]: row for row in keysegment_rows}
-
-
 def segment_frames(scene: Mapping[str, Any], segment_key: str) -> list[str]:
     """Sample tokens of the keysegment anchored at `segment_key` ([] when the scene has none)."""
     for segment in scene.get("keyframes_token_formatted") or []:
@@ -85,15 +80,97 @@ def scene_frames_from_segments(scene: Mapping[str, Any]) -> list[str]:
     return [by_index[i] for i in sorted(by_index)]
 
 
-def _check_row(row: Mapping[str, Any], task: str, root: Path, lineno: int) -> None:
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_answer(row: Mapping[str, Any], task: str, where: Path, lineno: int) -> None:
+    """Localisation answers are lists of keysegment ints; the others text, a letter among the options."""
+    answer, options = row["answer"], row.get("options")
+    if options is not None and (
+        not isinstance(options, list) or not all(isinstance(o, str) and o.strip() for o in options)
+    ):
+        raise DataError(
+            f"expected a list of option strings, got {options!r}", path=where, line=lineno, field="options"
+        )
+    if task in LOCALIZATION_TASKS:
+        if not isinstance(answer, list) or not all(_is_int(v) for v in answer):
+            raise DataError(
+                f"expected a list of keysegment numbers, got {answer!r}",
+                path=where,
+                line=lineno,
+                field="answer",
+            )
+        return
+    if not isinstance(answer, str) or not answer.strip():
+        raise DataError(f"expected answer text, got {answer!r}", path=where, line=lineno, field="answer")
+    letters = [o[0] for o in options or [] if len(o) > 1 and o[0].isalpha() and o[1] == "."]
+    if letters and answer.strip() not in letters:
+        raise DataError(
+            f"{answer!r} is not one of the option letters {letters}", path=where, line=lineno, field="answer"
+        )
+
+
+def _check_row(
+    row: Mapping[str, Any], task: str, root: Path, lineno: int, scenes: Mapping[str, Any], seen: set[Any]
+) -> None:
     where = config_files(root, task)[0]
     for field in _REQUIRED:
         if field not in row or row[field] is None:
             raise DataError("missing", path=where, line=lineno, field=field)
+    if not (_is_int(row["idx"]) or isinstance(row["idx"], str)):
+        raise DataError(f"expected an integer id, got {row['idx']!r}", path=where, line=lineno, field="idx")
+    if row["idx"] in seen:  # the scorer keys the ground truth by idx: a repeat would replace the first
+        raise DataError(f"idx {row['idx']!r} appears twice", path=where, line=lineno, field="idx")
+    seen.add(row["idx"])
+    if not isinstance(row["question"], str) or not row["question"].strip():
+        raise DataError("empty", path=where, line=lineno, field="question")
+    if not isinstance(row["scene_token"], str) or row["scene_token"] not in scenes:
+        raise DataError(
+            f"scene {row['scene_token']!r} is not in keysegments",
+            path=where,
+            line=lineno,
+            field="scene_token",
+        )
     if task in SEGMENT_TASKS and not row.get("sample_token"):
         raise DataError(
             "missing (segment questions name their keysegment)", path=where, line=lineno, field="sample_token"
         )
+    _check_answer(row, task, where, lineno)
+
+
+def _check_scene(row: Any, where: Path, lineno: int, scenes: Mapping[str, Any]) -> None:
+    """A keysegments row: its scene token once, keysegment frames and 0-based integer indices."""
+    if not isinstance(row, Mapping) or not isinstance(row.get("scene_token"), str):
+        raise DataError("missing", path=where, line=lineno, field="scene_token")
+    if row["scene_token"] in scenes:
+        raise DataError(
+            f"scene {row['scene_token']!r} appears twice", path=where, line=lineno, field="scene_token"
+        )
+    for field, key, ok in (
+        ("keyframes_token_formatted", "frames", lambda v: isinstance(v, str)),
+        ("keyframes_index_formatted", "indices", _is_int),
+    ):
+        groups = row.get(field) or []
+        if not isinstance(groups, list) or not all(
+            isinstance(g, Mapping)
+            and isinstance(g.get(key) or [], list)
+            and all(ok(v) for v in g.get(key) or [])
+            for g in groups
+        ):
+            raise DataError(
+                f"expected a list of {{{key!r}: [...]}} objects", path=where, line=lineno, field=field
+            )
+    for group in row.get("keyframes_index_formatted") or []:
+        try:
+            int(group.get("segment_index_key"))
+        except (TypeError, ValueError):
+            raise DataError(
+                f"segment_index_key {group.get('segment_index_key')!r} is not an integer",
+                path=where,
+                line=lineno,
+                field="keyframes_index_formatted",
+            ) from None
 
 
 def _answer_field(answer: Any) -> str | list[str]:
@@ -194,11 +271,17 @@ def load(
     keysegment_rows = read_config(root, "keysegments")
     if keysegment_rows is None:
         raise DataError("no 'keysegments' config (needed for frames and localisation)", path=root)
-    scenes = scene_index(keysegment_rows)
+    scenes: dict[str, Mapping[str, Any]] = {}
+    for lineno, scene in enumerate(keysegment_rows, start=1):
+        _check_scene(scene, config_files(root, "keysegments")[0], lineno, scenes)
+        scenes[scene["scene_token"]] = scene
     tables = NuScenesTables(nuscenes_root, nuscenes_version) if nuscenes_root is not None else None
     samples = []
     for task, rows in load_ground_truth(root, tasks).items():
+        if not rows:
+            raise DataError("no questions (empty config)", path=config_files(root, task)[0])
+        seen: set[Any] = set()
         for lineno, row in enumerate(rows, start=1):
-            _check_row(row, task, root, lineno)
-            samples.append(build_sample(task, row, scenes.get(row["scene_token"]), tables))
+            _check_row(row, task, root, lineno, scenes, seen)
+            samples.append(build_sample(task, row, scenes[row["scene_token"]], tables))
     return samples

@@ -17,12 +17,13 @@ from typing import Any
 
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import category_name, read_metadata
+from kinegraph.benchmarks.dsi import category_name, read_csv, read_metadata
 from kinegraph.errors import DataError
 
 SCORER_VARIANT_ORDER: tuple[str, ...] = ("std", "reverse", "hflip", "reverse_hflip")  # upstream VIDEO_AUGS
 FAILED_ANSWER = "E"
 MAX_RETRIES = 10
+MAX_ATTEMPTS = 1 + MAX_RETRIES  # upstream: an initial run, then up to MAX_RETRIES retry rounds
 _ANSWER = re.compile(r"<answer>\s*([A-D])\s*</answer>", re.IGNORECASE)
 
 
@@ -142,7 +143,7 @@ def score_files(
         path = prediction_file(predictions, variant, model)
         if not path.is_file():
             raise DataError("prediction CSV not found", path=path)
-        results[variant] = pd.read_csv(path)
+        results[variant] = read_csv(path)
         if "final_answer" not in results[variant].columns:
             raise DataError("column missing", path=path, field="final_answer")
         if len(results[variant]) != len(metas[variant]):

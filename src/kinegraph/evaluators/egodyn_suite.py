@@ -21,7 +21,12 @@ from kinegraph.types import Prediction, Sample, Status
 
 
 def prediction_records(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
-    """Runner predictions as upstream prediction records; a failed call has an empty answer (unparsed)."""
+    """Runner predictions as upstream prediction records; a failed call has an empty answer (unparsed).
+
+    A clip whose frames cannot be read keeps its 14 records too: upstream (`evaluator_common.py`) skips
+    only clips missing from the index; an unreadable video gives it no frames, it still asks and writes
+    a record per question, and its API wrappers return "" on failure, so n_total counts them as here.
+    """
     by_id = {s.id: s for s in samples}
     records = []
     for p in predictions:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, category_of
+from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, category_of, integer_ids
 from kinegraph.errors import DataError
 
 MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -152,19 +152,38 @@ def mra(pred: float, gt: float, thresholds: Sequence[float] = MRA_THRESHOLDS) ->
 
 
 def read_ground_truth(path: str | Path, column: str = "ground_truth_posterior") -> dict[Any, float]:
-    """First column (the integer question id) -> `column` (upstream reads ground_truth_posterior)."""
+    """First column (the integer question id) -> `column` (upstream reads ground_truth_posterior).
+
+    Upstream requires numbers; a blank, `nan` or `inf` truth (which upstream would score as a silent NaN
+    or 0), a non-integer id (`1.7` would be truncated to 1) and a repeated id are refused here. Another
+    column (`alt_posterior`) may be blank on rows that have no counterfactual.
+    """
     path = Path(path)
     gt = _read_csv(path)
     if column not in gt.columns:
         raise DataError(f"column missing; have {list(gt.columns)}", path=path, field=column)
     numeric = pd.to_numeric(gt[column], errors="coerce")
-    bad = gt[column].notna() & numeric.isna()
+    finite = np.isfinite(numeric.to_numpy(dtype=float))
+    bad = ~finite if column == "ground_truth_posterior" else ~finite & gt[column].notna().to_numpy()
     if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0]) + 1
+        row = int(np.flatnonzero(bad)[0])
         raise DataError(
-            f"non-numeric value {gt[column][bad].iloc[0]!r} (data row {row})", path=path, field=column
+            f"not a finite number: {gt[column].iloc[row]!r} (data row {row + 1})", path=path, field=column
         )
-    return dict(zip(gt[gt.columns[0]], numeric, strict=True))
+    ids = integer_ids(list(gt[gt.columns[0]]), path, str(gt.columns[0]))
+    return dict(zip(ids, numeric, strict=True))
+
+
+def _check_prediction_ids(df: pd.DataFrame, gt: Mapping[Any, float], path: Path) -> None:
+    """Prediction ids are integers, each once, each in the ground truth (else upstream's MRA silently
+    drops the row as NaN, or counts a repeated row twice)."""
+    column = str(df.columns[0])
+    ids = integer_ids(list(df[df.columns[0]]), path, column)
+    for row_no, qid in enumerate(ids, start=1):
+        if qid not in gt:
+            raise DataError(
+                f"question id {qid} is not in the ground truth (data row {row_no})", path=path, field=column
+            )
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -325,6 +344,8 @@ def score_file(
     gt = read_ground_truth(gt_path) if gt_path is not None else None
     df = _read_csv(pred_path)
     _check_predictions(df, pred_path)
+    if gt is not None:
+        _check_prediction_ids(df, gt, pred_path)
     alt_gt = None
     if gt_path is not None and counterfactual_rows(df).any():
         alt_gt = read_ground_truth(gt_path, "alt_posterior")

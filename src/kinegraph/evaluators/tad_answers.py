@@ -101,6 +101,18 @@ def extract_exact_scene_cot(text: str) -> str:
     return text.strip()
 
 
+def _decimal_lines(lines: Sequence[str]) -> list[int]:
+    """Upstream's `map(int, lines)`: a digit-only line `int()` cannot read ("²") raises there, and that
+    one question ends as pred "ERROR"; here the DataError makes it one failed prediction as well."""
+    try:
+        return [int(d) for d in lines]
+    except ValueError:
+        bad = next(d for d in lines if not d.isdecimal())
+        raise DataError(
+            f"digit line {bad!r} is not a decimal number (upstream: pred 'ERROR')", field="raw"
+        ) from None
+
+
 def parse_number_list(text: str) -> list[int]:
     """The integer list a localisation answer names; [] when none.
 
@@ -121,7 +133,7 @@ def parse_number_list(text: str) -> list[int]:
         candidates.append(("word_number", [int(d) for d in word_numbers]))
     lines = [line.strip() for line in text.splitlines() if line.strip().isdigit()]
     if lines:
-        candidates.append(("lines", [int(d) for d in lines]))
+        candidates.append(("lines", _decimal_lines(lines)))
     whole = _WHOLE_LIST.fullmatch(_TRAILING_QUOTE.sub("", text))
     if whole:
         candidates.append(("whole_list", [int(d) for d in _DIGITS.findall(whole.group())]))

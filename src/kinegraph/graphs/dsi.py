@@ -2,8 +2,8 @@
 
 A group is one metadata row: its four variants (std, hflip, reverse, reverse_hflip), each a different
 video, so every question decodes its own clip (frames at the official 5 fps sampling, at most
-`max_frames`, evenly thinned). As upstream, an answer without `<answer>X</answer>` is asked again (up to
-10 attempts; re-asks sample at temperature 1 so that they can differ, upstream relied on API
+`max_frames`, evenly thinned). As upstream, an answer without `<answer>X</answer>` is asked again (the first
+ask and up to 10 retries; re-asks sample at temperature 1 so that they can differ, upstream relied on API
 nondeterminism) and becomes "E" (always wrong) when none parses.
 
 `dsi.tools` (non-official) adds what the benchmark probes, self-motion vs object motion: the camera's
@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
 from kinegraph.benchmarks.dsi import VIDEO_SAMPLING_FPS, build_prompt
 from kinegraph.errors import DataError
-from kinegraph.evaluators.dsi import FAILED_ANSWER, MAX_RETRIES, extract_answer
+from kinegraph.evaluators.dsi import FAILED_ANSWER, MAX_ATTEMPTS, extract_answer
 from kinegraph.graphs.nodes import ask, fan_out, prediction
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.media import load_frames, video_info
@@ -172,11 +172,11 @@ def _graph(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> Compil
     return graph.compile()
 
 
-def build_baseline(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_RETRIES) -> CompiledStateGraph:
+def build_baseline(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_ATTEMPTS) -> CompiledStateGraph:
     """`dsi.baseline`: the video's frames and the official RAWQA prompt."""
     return _graph(None, max_frames, max_attempts)
 
 
-def build_tools(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_RETRIES) -> CompiledStateGraph:
+def build_tools(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_ATTEMPTS) -> CompiledStateGraph:
     """`dsi.tools`: plus the camera's self-motion measured by dense optical flow (non-official)."""
     return _graph(camera_motion_block, max_frames, max_attempts)
