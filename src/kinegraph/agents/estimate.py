@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 
+from kinegraph.agents.errors import BackendError
 from kinegraph.agents.model_defaults import default_max_tokens
 from kinegraph.agents.pricing import PriceTable
-from kinegraph.agents.protocol import GenerateRequest, ImagePart
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.types import Status
 
 CHARS_PER_TOKEN = 3
 IMAGE_TOKENS_MIN, IMAGE_TOKENS_MAX = 85, 1600
@@ -54,3 +56,24 @@ def output_tokens(request: GenerateRequest, model: str) -> int:
 def worst_case_cost_usd(prices: PriceTable, provider: str, model: str, request: GenerateRequest) -> float:
     """The request's cost if its prompt is as long as estimated and its answer uses every output token."""
     return prices.cost_usd(provider, model, input_tokens(request), output_tokens(request, model))
+
+
+class EstimatingBackend:
+    """A backend that sends nothing: it tallies each request's estimated tokens and worst-case cost, then
+    refuses it, so every model call chain of a graph is counted at its first request (a dry run)."""
+
+    def __init__(self, provider: str, model: str, prices: PriceTable) -> None:
+        self.provider = provider
+        self.model = model
+        self.prices = prices
+        self.requests = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.worst_case_cost_usd = 0.0
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        self.requests += 1
+        self.input_tokens += input_tokens(request)
+        self.output_tokens += output_tokens(request, self.model)
+        self.worst_case_cost_usd += worst_case_cost_usd(self.prices, self.provider, self.model, request)
+        raise BackendError("dry run: nothing is sent", status=Status.skipped)

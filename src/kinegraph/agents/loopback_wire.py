@@ -88,7 +88,6 @@ class OpenAIWire(Wire):
             "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
         }
 
-
     def hollow(
         self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False
     ) -> dict[str, Any]:
@@ -130,7 +129,6 @@ class AnthropicWire(Wire):
             "stop_sequence": None,
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
         }
-
 
     def hollow(
         self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False

@@ -4,7 +4,8 @@ Samples are grouped by clip/video (`Sample.group`); each group is one graph invo
 frames are decoded once and shared by all its questions. Model calls share one run-wide limit
 (`--concurrency`); `--max-cost` reserves each request's worst-case cost before it is sent, so the run
 stops before its budget is crossed, not after (`agents/spending.py`). Every finished sample is appended
-to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C stops cleanly and leaves a resumable directory.
+to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C stops cleanly
+and leaves a resumable directory.
 """
 
 from __future__ import annotations
