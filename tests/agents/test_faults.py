@@ -159,8 +159,8 @@ def test_a_run_through_mixed_faults_loses_no_question(world, tmp_path, transport
 
 
 def test_a_run_whose_faults_outlast_the_retries_records_every_failure(world, tmp_path):
-    # every second request is reset mid-body; one retry cannot save the questions whose two attempts
-    # both land on a reset, and those are api_error predictions counted in the error rate
+    # every second request is reset mid-body and retries are off: each reset question is an api_error
+    # prediction, counted in the error rate, and no question goes missing
     with OpenAILoopback(responder=text_reader, fault_plan=lambda n: "reset" if n % 2 else None) as s:
         summary, totals = _run(world, tmp_path / "run", s, max_retries=0, transport="aiohttp")
     failed = summary.status_counts.get("api_error", 0)
