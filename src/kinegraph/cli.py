@@ -223,6 +223,13 @@ def run(
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the estimate (requests, input tokens, worst-case cost); send nothing, write nothing.",
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option(help="Show the progress bar.")] = True,
     device: Annotated[
         str, typer.Option(help="Where GPU tools run: auto (CUDA when present), cpu, cuda, cuda:N.")
@@ -272,6 +279,15 @@ def run(
         model_options=parse_options(model_option),
         device=device,
     )
+    if dry_run:
+        from kinegraph.run.budget import estimate_run
+
+        try:
+            estimate = estimate_run(config)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+        typer.echo(estimate.model_dump_json(indent=2))
+        return
     try:
         options = None
         if ray is not None:

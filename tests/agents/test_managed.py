@@ -19,16 +19,18 @@ def test_backoff_grows_exponentially_with_jitter_and_honours_retry_after():
     assert RetryPolicy(max_retry_after_s=30).delay_s(0, retry_after_s=3600) == 30
 
 
-def test_budget_stops_further_requests(tmp_path):
+def test_budget_refuses_a_request_before_it_could_cross_the_budget(tmp_path):
     prices = tmp_path / "prices.yaml"
     prices.write_text("scripted:\n  x: {input: 1000, output: 1000}\n")
-    backend = get_backend("scripted:x", responses="a b c", budget_usd=1e-9, prices=prices)
-    request = GenerateRequest(messages=[user_message("q")])
+    # worst case of one request: 1 prompt token (1 character) + 3 output tokens = 4 tokens = $0.004
+    backend = get_backend("scripted:x", responses="a b c", budget_usd=0.006, prices=prices)
+    request = GenerateRequest(messages=[user_message("q")], max_tokens=3)
     first = run(backend.generate(request))
     assert first.usage.cost_usd == pytest.approx((1 * 1000 + 3 * 1000) / 1e6)  # 1 word in, 3 out
-    with pytest.raises(BackendError, match="budget") as info:
-        run(backend.generate(request))
+    with pytest.raises(BackendError, match="budget of \\$0.006 would be crossed") as info:
+        run(backend.generate(request))  # $0.004 spent + $0.004 worst case > $0.006
     assert info.value.status == Status.budget_exceeded
+    assert backend.usage.requests == 1 and backend.usage.cost_usd <= 0.006
 
 
 def test_default_max_tokens_by_family():

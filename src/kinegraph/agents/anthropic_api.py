@@ -2,6 +2,8 @@
 
 The installed SDK's `messages.create` has no temperature parameter, so none is sent by default and the
 API's default decoding applies; `send_temperature=True` sends it (for models that still take it).
+A cut-off or malformed 200, and a 200 with no content, are retryable; an answer larger than
+`max_response_bytes` (8 MiB by default) is refused without being read whole.
 """
 
 from __future__ import annotations
@@ -9,6 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from kinegraph.agents.anthropic_wire import messages_body, parse_message
+from kinegraph.agents.body_limit import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    capped_transport,
+    check_max_bytes,
+    http_module_of,
+    too_large_cause,
+)
 from kinegraph.agents.errors import BackendError, RetryableError, http_failure, sdk_error_message
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
@@ -30,15 +39,23 @@ class AnthropicBackend:
         base_url: str | None = None,
         timeout_s: float = 120.0,
         send_temperature: bool = False,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.sdk = require_sdk("anthropic", "anthropic", "anthropic")
+        check_max_bytes(max_response_bytes)
+        http = http_module_of(self.sdk.DefaultAsyncHttpxClient)
         self.model = model
         self.send_temperature = send_temperature
         self.params: dict[str, Any] = {"send_temperature": send_temperature}
 
         def make() -> Any:
+            transport = capped_transport(http, max_response_bytes)
             return self.sdk.AsyncAnthropic(
-                api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout_s,
+                max_retries=0,
+                http_client=self.sdk.DefaultAsyncHttpxClient(transport=transport),
             )
 
         async def close(client: Any) -> None:
@@ -55,6 +72,9 @@ class AnthropicBackend:
         except sdk.APITimeoutError:
             raise RetryableError("request timed out", status=Status.timeout) from None
         except sdk.APIConnectionError as exc:
+            too_large = too_large_cause(exc)
+            if too_large is not None:
+                raise BackendError(f"anthropic:{self.model}: {too_large}") from None
             raise RetryableError(f"connection failed: {exc}") from None
         except sdk.APIStatusError as exc:
             raise http_failure(
@@ -62,7 +82,12 @@ class AnthropicBackend:
             ) from None
         except sdk.APIError as exc:
             raise BackendError(f"anthropic:{self.model}: {exc}") from None
-        return parse_message(message)
+        except ValueError as exc:  # a 200 whose body is not JSON (cut off or malformed)
+            raise RetryableError(f"the server's answer is not JSON: {exc}") from None
+        try:
+            return parse_message(message)
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise RetryableError(f"malformed Messages answer ({exc!r})") from None
 
     async def aclose(self) -> None:
         await self._client.aclose()

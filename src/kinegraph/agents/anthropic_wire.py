@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kinegraph.agents.errors import RetryableError
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, Message, ToolCall
 from kinegraph.types import Usage
 
@@ -49,7 +50,12 @@ def messages_body(request: GenerateRequest, model: str, *, send_temperature: boo
 
 
 def parse_message(message: Any) -> GenerateResponse:
-    """A Messages response (the SDK's `Message`) as a GenerateResponse: text blocks joined, tool_use kept."""
+    """A Messages response (the SDK's `Message`) as a GenerateResponse: text blocks joined, tool_use kept.
+
+    A 200 with no content blocks carries no answer: a `RetryableError`, never an empty answer text.
+    """
+    if not message.content:
+        raise RetryableError("the server answered 200 with no content")
     texts, calls = [], []
     for block in message.content:
         if block.type == "text":

@@ -26,8 +26,21 @@ class UnknownModelError(BackendError):
     """The provider (or the server behind it) does not know this model, or the spec is malformed."""
 
 
+class ResponseTooLargeError(BackendError):
+    """The server's answer is larger than the backend's `max_response_bytes`; it was not read whole."""
+
+    def __init__(self, limit_bytes: int, seen_bytes: int | None = None) -> None:
+        seen = f"{seen_bytes:,} bytes" if seen_bytes is not None else "more"
+        super().__init__(
+            f"the response is larger than max_response_bytes={limit_bytes:,} ({seen}); "
+            "raise it with --model-option max_response_bytes=N"
+        )
+        self.limit_bytes = limit_bytes
+
+
 class RetryableError(Exception):
-    """A transient failure (429, 5xx, timeout, dropped connection) that the retry loop may try again.
+    """A transient failure (429, 5xx, timeout, dropped connection, a cut-off or malformed 200, a 200 that
+    carries no answer) that the retry loop may try again.
 
     Raised by provider modules only; callers of a backend never see it (it becomes a BackendError).
     """

@@ -1,14 +1,18 @@
 """The `google` provider: Gemini `generate_content` through the official `google-genai` SDK.
 
 Key: GOOGLE_API_KEY or GEMINI_API_KEY. `base_url` points the SDK elsewhere (the API version path,
-`v1beta` by default, is appended by the SDK). SDK retries are off: `ManagedBackend` retries.
+`v1beta` by default, is appended by the SDK). SDK retries are off: `ManagedBackend` retries. Requests go
+through httpx with a response-size cap (`max_response_bytes`, 8 MiB by default; a larger answer is
+refused without being read whole); a cut-off or malformed 200, and a 200 with no candidates, are retryable.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from kinegraph.agents.errors import BackendError, RetryableError, http_failure
+from kinegraph.agents.body_limit import DEFAULT_MAX_RESPONSE_BYTES, capped_transport, check_max_bytes
+from kinegraph.agents.errors import BackendError, ResponseTooLargeError, RetryableError, http_failure
 from kinegraph.agents.google_wire import contents, generation_config, parse_generate_content
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
@@ -30,6 +34,7 @@ class GoogleBackend:
         base_url: str | None = None,
         timeout_s: float = 120.0,
         api_version: str = "v1beta",
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.genai = require_sdk("google.genai", "google-genai", "google")
         self.model = model
@@ -39,16 +44,23 @@ class GoogleBackend:
         if base_url:
             options["base_url"] = base_url
 
-        def make() -> Any:
-            return self.genai.Client(api_key=api_key, http_options=options)
+        check_max_bytes(max_response_bytes)
 
-        async def close(client: Any) -> None:
-            await client.aio.aclose()
+        def make() -> tuple[Any, Any]:
+            import httpx
+
+            capped = httpx.AsyncClient(transport=capped_transport(httpx, max_response_bytes))
+            http_options = {**options, "httpx_async_client": capped}
+            return self.genai.Client(api_key=api_key, http_options=http_options), capped
+
+        async def close(made: tuple[Any, Any]) -> None:
+            await made[0].aio.aclose()
+            await made[1].aclose()  # the SDK leaves a client it was given open
 
         self._client = LoopLocal(make, close)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        client = await self._client.get()
+        client, _ = await self._client.get()
         errors = self.genai.errors
         try:
             config = self.genai.types.GenerateContentConfig(**generation_config(request))
@@ -60,6 +72,10 @@ class GoogleBackend:
             raise http_failure(
                 f"google:{self.model}", int(exc.code or 0), str(exc.message), headers
             ) from None
+        except ResponseTooLargeError as exc:
+            raise BackendError(f"google:{self.model}: {exc}") from None
+        except (errors.UnknownApiResponseError, json.JSONDecodeError) as exc:  # a cut-off or malformed 200
+            raise RetryableError(f"the server's answer is not JSON: {str(exc)[:200]}") from None
         except self._timeouts:
             raise RetryableError("request timed out", status=Status.timeout) from None
         except self._transport_errors as exc:

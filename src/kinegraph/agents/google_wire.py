@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kinegraph.agents.errors import RetryableError
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, ToolCall
 from kinegraph.types import Usage
 
@@ -61,22 +62,27 @@ def generation_config(request: GenerateRequest) -> dict[str, Any]:
 
 def parse_generate_content(response: Any, model: str) -> GenerateResponse:
     """A `GenerateContentResponse` as a GenerateResponse; thought parts are left out of the text and
-    thinking tokens count as output (they are billed as output)."""
+    thinking tokens count as output (they are billed as output).
+
+    A 200 with no candidates carries no answer: a `RetryableError`, never an empty answer text.
+    """
     texts: list[str] = []
     calls: list[ToolCall] = []
-    finish = None
     candidates = response.candidates or []
-    if candidates:
-        candidate = candidates[0]
-        finish = getattr(candidate.finish_reason, "value", candidate.finish_reason)
-        for part in (candidate.content.parts or []) if candidate.content else []:
-            if part.function_call is not None:
-                call = part.function_call
-                calls.append(
-                    ToolCall(id=call.id or call.name or "", name=call.name or "", arguments=call.args or {})
-                )
-            elif part.text and not part.thought:
-                texts.append(part.text)
+    if not candidates:
+        blocked = getattr(getattr(response, "prompt_feedback", None), "block_reason", None)
+        reason = f" (prompt blocked: {getattr(blocked, 'value', blocked)})" if blocked else ""
+        raise RetryableError(f"the server answered 200 with no candidates{reason}")
+    candidate = candidates[0]
+    finish = getattr(candidate.finish_reason, "value", candidate.finish_reason)
+    for part in (candidate.content.parts or []) if candidate.content else []:
+        if part.function_call is not None:
+            call = part.function_call
+            calls.append(
+                ToolCall(id=call.id or call.name or "", name=call.name or "", arguments=call.args or {})
+            )
+        elif part.text and not part.thought:
+            texts.append(part.text)
     meta = response.usage_metadata
     output = ((meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)) if meta else 0
     return GenerateResponse(

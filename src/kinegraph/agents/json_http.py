@@ -3,8 +3,10 @@
 A chat request through the `openai` SDK costs about 1.2 ms of client CPU (request options, httpx, response
 models); this path costs about 0.3 ms, which decides throughput when a local vLLM/SGLang server answers
 thousands of short questions (vLLM's own serving benchmark posts with aiohttp for the same reason).
-Failures map onto the agents' error types exactly as the SDK path does: timeouts, dropped connections,
-429 and 5xx are retryable (Retry-After honoured); 404 is an unknown model; other statuses are final.
+Failures map onto the agents' error types exactly as the SDK path does: timeouts, dropped connections
+(before or during the body), 429 and 5xx, and a 200 whose body is not a JSON object are retryable
+(Retry-After honoured); 404 is an unknown model; other statuses are final. A body over `max_bytes` is
+refused from its `content-length`, or after `max_bytes` of it, never read whole.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from typing import Any
 
 import orjson
 
-from kinegraph.agents.errors import BackendError, RetryableError, error_message, http_failure
+from kinegraph.agents.body_limit import DEFAULT_MAX_RESPONSE_BYTES, check_declared_length, check_max_bytes
+from kinegraph.agents.errors import (
+    BackendError,
+    ResponseTooLargeError,
+    RetryableError,
+    error_message,
+    http_failure,
+)
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.providers import require_sdk
 from kinegraph.types import Status
@@ -22,8 +31,18 @@ from kinegraph.types import Status
 class JsonPoster:
     """POST a JSON body under `base_url`, return the decoded JSON answer. One session per event loop."""
 
-    def __init__(self, base_url: str, *, headers: dict[str, str], timeout_s: float, spec: str) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: dict[str, str],
+        timeout_s: float,
+        spec: str,
+        max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        check_max_bytes(max_bytes)
         self.aiohttp = require_sdk("aiohttp", "aiohttp", spec.partition(":")[0])
+        self.max_bytes = max_bytes
         self.base_url = base_url.rstrip("/")
         self.spec = spec
         self.timeout = self.aiohttp.ClientTimeout(total=timeout_s)
@@ -44,11 +63,13 @@ class JsonPoster:
         aiohttp = self.aiohttp
         try:
             async with session.post(self.base_url + path, data=orjson.dumps(body)) as response:
-                raw = await response.read()
+                raw = await self._read_capped(response)
                 status, headers = response.status, response.headers
+        except ResponseTooLargeError as exc:
+            raise BackendError(f"{self.spec}: {exc}") from None
         except TimeoutError:
             raise RetryableError("request timed out", status=Status.timeout) from None
-        except aiohttp.ClientConnectionError as exc:
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise RetryableError(f"connection failed: {exc or type(exc).__name__}") from None
         except aiohttp.ClientError as exc:
             raise BackendError(f"{self.spec}: {type(exc).__name__}: {exc}") from None
@@ -61,8 +82,21 @@ class JsonPoster:
                 headers,
             )
         if not isinstance(payload, dict):
-            raise BackendError(f"{self.spec}: the server's answer is not a JSON object: {raw[:200]!r}")
+            raise RetryableError(f"the server's answer is not a JSON object: {raw[:200]!r}")
         return payload
+
+    async def _read_capped(self, response: Any) -> bytes:
+        """The body, refused once it passes `max_bytes` (the content-length is checked first)."""
+        check_declared_length(response.headers, self.max_bytes)
+        if response.content_length is not None:
+            return await response.read()  # declared and within the cap: aiohttp reads exactly that much
+        chunks, seen = [], 0
+        async for chunk in response.content.iter_chunked(2**16):
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                raise ResponseTooLargeError(self.max_bytes)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._sessions.aclose()

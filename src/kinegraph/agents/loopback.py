@@ -2,8 +2,8 @@
 
 Each server is a real HTTP/1.1 server (stdlib asyncio, keep-alive) on 127.0.0.1 at a free port. It waits
 `latency_s` with `asyncio.sleep` (so concurrent requests overlap), can inject faults into its first
-requests (an HTTP status such as 429 or 500, `"hang"` to trigger a client timeout, `"drop"` to close the
-connection without answering), asks `responder(request_json)` for the answer text, and records every
+requests, or wherever `fault_plan(n)` says for the n-th request (see `Fault`), asks
+`responder(request_json)` for the answer text, and records every
 request it received (`record=False` keeps only counts, so a long load test holds no request bodies). Use
 it as a context manager from sync code (it then runs in a background thread) or from async code
 (`async with`, in the running loop)::
@@ -24,7 +24,13 @@ from typing import Any, Literal
 
 from kinegraph.agents.loopback_wire import AnthropicWire, GoogleWire, OpenAIWire, Reply, Wire
 
-Fault = int | Literal["hang", "drop"]
+Fault = int | Literal["hang", "drop", "reset", "truncated", "empty", "null_message", "huge"]
+"""What a server may do instead of answering: an HTTP status (429, 503, ...) with the wire's error body;
+`hang` (never answer: a client timeout); `drop` (close without answering); `reset` (send the 200 head and
+half the body, then reset the connection); `truncated` (a complete 200 whose body is cut-off JSON); `empty`
+(a 200 with no answer in it: no choices, no content, no candidates); `null_message` (OpenAI: a choice
+whose message is null; others as `empty`); `huge` (a 200 whose answer text is `huge_bytes` long)."""
+FaultPlan = Callable[[int], "Fault | None"]
 Responder = Callable[[dict[str, Any]], "str | Reply"]
 
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 408: "Request Timeout", 429: "Too Many Requests"}
@@ -62,7 +68,9 @@ class LoopbackServer:
         *,
         latency_s: float = 0.0,
         faults: Sequence[Fault] = (),
+        fault_plan: FaultPlan | None = None,
         retry_after_s: float | None = None,
+        huge_bytes: int = 64 * 2**20,
         usage: tuple[int, int] | None = None,
         model: str = "loopback-model",
         record: bool = True,
@@ -70,7 +78,9 @@ class LoopbackServer:
         self.responder: Responder = responder or (lambda body: "ok")
         self.latency_s = latency_s
         self.faults = list(faults)
+        self.fault_plan = fault_plan
         self.retry_after_s = retry_after_s
+        self.huge_bytes = huge_bytes
         self.usage = usage
         self.model = model
         self.record = record
@@ -195,6 +205,8 @@ class LoopbackServer:
         if state.faults_used < len(self.faults):
             fault = self.faults[state.faults_used]
             state.faults_used += 1
+        elif self.fault_plan is not None:
+            fault = self.fault_plan(state.received)
         state.received += 1
         if self.record:
             state.requests.append(RecordedRequest(method, path, headers, body, time.monotonic(), fault))
@@ -214,10 +226,23 @@ class LoopbackServer:
             if not self.wire.accepts(path):
                 await _write(writer, 404, self.wire.error(404, f"no route {path}"), {})
                 return True
-            reply = self.responder(body)
+            if fault in ("empty", "null_message"):
+                usage = self.usage or (max(1, len(raw) // 4), 0)
+                payload = self.wire.hollow(body, path, usage, self.model, null=fault == "null_message")
+                await _write(writer, 200, payload, {})
+                return True
+            reply = Reply(text="x" * self.huge_bytes) if fault == "huge" else self.responder(body)
             reply = reply if isinstance(reply, Reply) else Reply(text=reply)
             usage = self.usage or (max(1, len(raw) // 4), max(1, len(reply.text.split())))
-            await _write(writer, 200, self.wire.response(body, path, reply, usage, self.model), {})
+            payload = self.wire.response(body, path, reply, usage, self.model)
+            if fault == "reset":
+                await _write_then_reset(writer, payload)
+                return False
+            if fault == "truncated":
+                data = json.dumps(payload).encode()
+                await _write_bytes(writer, 200, data[: len(data) // 2])
+                return True
+            await _write(writer, 200, payload, {})
             return True
         finally:
             state.in_flight -= 1
@@ -251,12 +276,27 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
 async def _write(
     writer: asyncio.StreamWriter, status: int, payload: dict[str, Any], extra: dict[str, str]
 ) -> None:
-    data = json.dumps(payload).encode()
+    await _write_bytes(writer, status, json.dumps(payload).encode(), extra)
+
+
+async def _write_bytes(
+    writer: asyncio.StreamWriter, status: int, data: bytes, extra: dict[str, str] | None = None
+) -> None:
+    extra = extra or {}
     reason = _REASONS.get(status, "Error" if status >= 400 else "OK")
     head = [f"HTTP/1.1 {status} {reason}", "content-type: application/json", f"content-length: {len(data)}"]
     head += [f"{k}: {v}" for k, v in extra.items()]
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
     await writer.drain()
+
+
+async def _write_then_reset(writer: asyncio.StreamWriter, payload: dict[str, Any]) -> None:
+    """The head of a 200 and half its body, then a TCP reset (the connection dies mid-body)."""
+    data = json.dumps(payload).encode()
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n\r\n"
+    writer.write(head.encode() + data[: len(data) // 2])
+    await writer.drain()
+    writer.transport.abort()
 
 
 class OpenAILoopback(LoopbackServer):

@@ -36,6 +36,12 @@ class Wire:
     ) -> dict[str, Any]:
         raise NotImplementedError
 
+    def hollow(
+        self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False
+    ) -> dict[str, Any]:
+        """A well-formed 200 that carries no answer (`null`: the answer's message itself is null)."""
+        raise NotImplementedError
+
 
 class OpenAIWire(Wire):
     """Chat Completions: `POST /v1/chat/completions`, `GET /v1/models`."""
@@ -82,6 +88,16 @@ class OpenAIWire(Wire):
             "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
         }
 
+    def hollow(
+        self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False
+    ) -> dict[str, Any]:
+        payload = self.response(body, path, Reply(), usage, model)
+        if null:
+            payload["choices"][0]["message"] = None
+        else:
+            payload["choices"] = []
+        return payload
+
 
 class AnthropicWire(Wire):
     """Messages: `POST /v1/messages`."""
@@ -114,6 +130,11 @@ class AnthropicWire(Wire):
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
         }
 
+    def hollow(
+        self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False
+    ) -> dict[str, Any]:
+        return self.response(body, path, Reply(), usage, model)  # `content: []`
+
 
 class GoogleWire(Wire):
     """Gemini API: `POST /v1beta/models/{model}:generateContent`."""
@@ -143,3 +164,10 @@ class GoogleWire(Wire):
             },
             "modelVersion": path_model or model,
         }
+
+    def hollow(
+        self, body: dict[str, Any], path: str, usage: tuple[int, int], model: str, *, null: bool = False
+    ) -> dict[str, Any]:
+        payload = self.response(body, path, Reply(), usage, model)
+        payload["candidates"] = []
+        return payload

@@ -1,8 +1,9 @@
 """What every backend returned by `get_backend` is wrapped in: cache, limits, retries, usage and cost.
 
 Provider modules only translate one request to one API call; they raise `RetryableError` for transient
-failures. Here those are retried with exponential backoff and jitter (honouring Retry-After); whatever
-still fails becomes a `BackendError` whose `status` the runner records in the Prediction.
+failures. Here those are retried with capped exponential backoff and jitter (a server's Retry-After is a
+floor on the wait, never a replacement), within a count and a time budget; whatever still fails becomes
+a `BackendError` whose `status` the runner records in the Prediction.
 """
 
 from __future__ import annotations
@@ -15,30 +16,37 @@ from typing import Any
 
 from kinegraph.agents.cache import ResponseCache, request_key
 from kinegraph.agents.errors import BackendError, RetryableError
+from kinegraph.agents.estimate import worst_case_cost_usd
 from kinegraph.agents.limits import RateLimiter
 from kinegraph.agents.model_defaults import default_max_tokens
 from kinegraph.agents.pricing import PriceTable
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
-from kinegraph.types import Status, Usage
+from kinegraph.agents.spending import SpendingLimit
+from kinegraph.types import Usage
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """Exponential backoff with equal jitter: attempt k waits in [d/2, d], d = min(max, base * 2**k).
 
-    A server's Retry-After (up to `max_retry_after_s`) replaces the computed wait.
+    A server's Retry-After (up to `max_retry_after_s`) is a floor on the computed wait: `Retry-After: 0`
+    must not turn six attempts into six requests within milliseconds. Retries end after `max_retries`,
+    or when the next wait would end more than `budget_s` after the first attempt, whichever comes first;
+    the defaults ride out an outage of a minute or more.
     """
 
-    max_retries: int = 5
+    max_retries: int = 10
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
+    budget_s: float = 120.0
 
     def delay_s(self, attempt: int, retry_after_s: float | None = None) -> float:
-        if retry_after_s is not None:
-            return min(retry_after_s, self.max_retry_after_s)
         ceiling = min(self.max_delay_s, self.base_delay_s * 2**attempt)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        computed = ceiling / 2 + random.uniform(0, ceiling / 2)
+        if retry_after_s is None:
+            return computed
+        return max(computed, min(retry_after_s, self.max_retry_after_s))
 
 
 class ManagedBackend:
@@ -66,6 +74,7 @@ class ManagedBackend:
         self.retry = retry or RetryPolicy()
         self.prices = prices or PriceTable.load()
         self.budget_usd = budget_usd
+        self.spending = SpendingLimit(budget_usd) if budget_usd is not None else None
         self.usage = Usage()
 
     def __repr__(self) -> str:
@@ -85,22 +94,20 @@ class ManagedBackend:
                 self.usage = self.usage + usage
                 latency = time.perf_counter() - start
                 return hit.model_copy(update={"cached": True, "usage": usage, "latency_s": latency})
-        if self.budget_usd is not None and self.usage.cost_usd >= self.budget_usd:
-            raise BackendError(
-                f"{self.provider}:{self.model}: budget of ${self.budget_usd:g} spent "
-                f"(${self.usage.cost_usd:.4f}); no further requests",
-                status=Status.budget_exceeded,
+        bound = 0.0
+        if self.spending is not None:
+            bound = worst_case_cost_usd(self.prices, self.provider, self.model, request)
+            self.spending.reserve(bound, f"{self.provider}:{self.model}")
+        cost = 0.0
+        try:
+            response = await self._call_with_retries(request)
+            cost = self.prices.cost_usd(
+                self.provider, self.model, response.usage.input_tokens, response.usage.output_tokens
             )
-        response = await self._call_with_retries(request)
-        usage = response.usage.model_copy(
-            update={
-                "requests": 1,
-                "cached_requests": 0,
-                "cost_usd": self.prices.cost_usd(
-                    self.provider, self.model, response.usage.input_tokens, response.usage.output_tokens
-                ),
-            }
-        )
+        finally:
+            if self.spending is not None:
+                self.spending.settle(bound, cost)
+        usage = response.usage.model_copy(update={"requests": 1, "cached_requests": 0, "cost_usd": cost})
         self.usage = self.usage + usage
         response = response.model_copy(
             update={"usage": usage, "cached": False, "latency_s": time.perf_counter() - start}
@@ -110,18 +117,22 @@ class ManagedBackend:
         return response
 
     async def _call_with_retries(self, request: GenerateRequest) -> GenerateResponse:
-        attempt = 0
+        attempt, first = 0, time.monotonic()
         while True:
             try:
                 async with self.limiter.slot():
                     return await self.inner.generate(request)
             except RetryableError as exc:
-                if attempt >= self.retry.max_retries:
+                delay = self.retry.delay_s(attempt, exc.retry_after_s)
+                elapsed = time.monotonic() - first
+                if attempt >= self.retry.max_retries or elapsed + delay > self.retry.budget_s:
                     raise BackendError(
-                        f"{self.provider}:{self.model}: {exc} (gave up after {attempt + 1} attempts)",
+                        f"{self.provider}:{self.model}: {exc} (gave up after {attempt + 1} attempts "
+                        f"in {elapsed:.1f} s; retry budget {self.retry.max_retries} retries, "
+                        f"{self.retry.budget_s:g} s)",
                         status=exc.status,
                     ) from None
-                await asyncio.sleep(self.retry.delay_s(attempt, exc.retry_after_s))
+                await asyncio.sleep(delay)
                 attempt += 1
 
     async def aclose(self) -> None:

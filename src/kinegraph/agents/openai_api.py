@@ -3,7 +3,9 @@
 `openai` goes through the official `openai` SDK. `vllm` is any OpenAI-compatible server (vLLM, SGLang,
 Ollama, LM Studio) at `base_url`; it needs no key (`VLLM_API_KEY` is sent when set) and posts through the
 lean aiohttp client (`json_http`), which costs a quarter of the SDK's client CPU per request. Either
-provider takes `transport="sdk"` or `"aiohttp"`. Neither retries itself: `ManagedBackend` retries.
+provider takes `transport="sdk"` or `"aiohttp"`. Neither retries itself: `ManagedBackend` retries. Both
+treat a cut-off or malformed 200, and a 200 with no choices, as retryable, and refuse an answer larger
+than `max_response_bytes` (8 MiB by default) without reading it whole.
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ import os
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from kinegraph.agents.body_limit import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    capped_transport,
+    check_max_bytes,
+    http_module_of,
+    too_large_cause,
+)
 from kinegraph.agents.errors import BackendError, RetryableError, http_failure, sdk_error_message
 from kinegraph.agents.json_http import JsonPoster
 from kinegraph.agents.limits import LoopLocal
@@ -32,15 +41,31 @@ class SdkPoster:
     """
 
     def __init__(
-        self, base_url: str | None, *, api_key: str, timeout_s: float, spec: str, clients: int
+        self,
+        base_url: str | None,
+        *,
+        api_key: str,
+        timeout_s: float,
+        spec: str,
+        clients: int,
+        max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.sdk = require_sdk("openai", "openai", spec.partition(":")[0])
         self.spec = spec
+        self.max_bytes = max_bytes
         self._counter = itertools.count()
+        check_max_bytes(max_bytes)
+        http = http_module_of(self.sdk.DefaultAsyncHttpxClient)
 
         def make() -> list[Any]:
             return [
-                self.sdk.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
+                self.sdk.AsyncOpenAI(
+                    api_key=api_key,
+                    base_url=base_url,
+                    timeout=timeout_s,
+                    max_retries=0,
+                    http_client=self.sdk.DefaultAsyncHttpxClient(transport=capped_transport(http, max_bytes)),
+                )
                 for _ in range(max(1, clients))
             ]
 
@@ -63,6 +88,9 @@ class SdkPoster:
         except sdk.APITimeoutError:
             raise RetryableError("request timed out", status=Status.timeout) from None
         except sdk.APIConnectionError as exc:
+            too_large = too_large_cause(exc)
+            if too_large is not None:
+                raise BackendError(f"{self.spec}: {too_large}") from None
             raise RetryableError(f"connection failed: {exc}") from None
         except sdk.APIStatusError as exc:
             raise http_failure(
@@ -70,6 +98,8 @@ class SdkPoster:
             ) from None
         except sdk.APIError as exc:
             raise BackendError(f"{self.spec}: {exc}") from None
+        except ValueError as exc:  # a 200 whose body is not JSON (cut off or malformed)
+            raise RetryableError(f"the server's answer is not JSON: {exc}") from None
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -94,6 +124,7 @@ class OpenAIChatBackend:
         image_detail: str | None = None,
         clients: int = 8,
         extra_body: dict[str, Any] | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -107,10 +138,17 @@ class OpenAIChatBackend:
         if transport == "aiohttp":
             url = base_url or "https://api.openai.com/v1"
             auth = {"authorization": f"Bearer {api_key}"}
-            self._poster: Any = JsonPoster(url, headers=auth, timeout_s=timeout_s, spec=spec)
+            self._poster: Any = JsonPoster(
+                url, headers=auth, timeout_s=timeout_s, spec=spec, max_bytes=max_response_bytes
+            )
         elif transport == "sdk":
             self._poster = SdkPoster(
-                base_url, api_key=api_key, timeout_s=timeout_s, spec=spec, clients=clients
+                base_url,
+                api_key=api_key,
+                timeout_s=timeout_s,
+                spec=spec,
+                clients=clients,
+                max_bytes=max_response_bytes,
             )
         else:
             raise BackendError(f"{spec}: transport must be 'sdk' or 'aiohttp', got {transport!r}")
@@ -126,12 +164,12 @@ class OpenAIChatBackend:
         if self.extra_body:
             body.update(self.extra_body)
         payload = await self._poster.post("/chat/completions", body)
+        if not isinstance(payload, dict):
+            raise RetryableError(f"the server's answer is not a JSON object: {str(payload)[:200]!r}")
         try:
             return parse_chat_json(payload)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BackendError(
-                f"{self.provider}:{self.model}: malformed Chat Completions answer ({exc})"
-            ) from None
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise RetryableError(f"malformed Chat Completions answer ({exc!r})") from None
 
     async def aclose(self) -> None:
         await self._poster.aclose()

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from kinegraph.agents.errors import RetryableError
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, Message, ToolCall
 from kinegraph.types import Usage
 
@@ -85,10 +86,18 @@ def chat_body(
 
 
 def parse_chat_json(payload: dict[str, Any]) -> GenerateResponse:
-    """A decoded Chat Completions answer as a GenerateResponse (missing usage counts 0 tokens)."""
-    choices = payload.get("choices") or []
-    choice = choices[0] if choices else {}
-    message = choice.get("message") or {}
+    """A decoded Chat Completions answer as a GenerateResponse (missing usage counts 0 tokens).
+
+    A 200 without choices, or whose first choice has no message, carries no answer: it is a
+    `RetryableError` (an API failure), never an empty answer text to be parsed.
+    """
+    choices = payload.get("choices")
+    if not choices:
+        raise RetryableError("the server answered 200 with no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise RetryableError("the server answered 200 with a null message")
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}

@@ -48,9 +48,10 @@ def get_backend(
     *,
     base_url: str | None = None,
     cache: str | Path | bool | None = None,
-    max_retries: int = 5,
+    max_retries: int = 10,
     retry_base_s: float = 1.0,
     retry_max_s: float = 60.0,
+    retry_budget_s: float = 120.0,
     max_concurrency: int | None = None,
     rpm: float | None = None,
     budget_usd: float | None = None,
@@ -61,8 +62,10 @@ def get_backend(
 
     `cache`: None -> `$KINEGRAPH_CACHE` or ~/.cache/kinegraph/responses.sqlite; a path; False -> off
     (replay and scripted never cache). `max_concurrency`/`rpm` limit this backend's calls (default:
-    the provider's own concurrency default, no rpm limit); `budget_usd` stops calling once spent.
-    Other `options` go to the provider (e.g. `api_key`, `timeout_s`, `responses`, `fn`, `path`).
+    the provider's own concurrency default, no rpm limit). A transient failure is retried up to
+    `max_retries` times within `retry_budget_s` seconds of the first attempt. `budget_usd` refuses a
+    request whose worst-case cost would cross it. Other `options` go to the provider (e.g. `api_key`,
+    `timeout_s`, `max_response_bytes`, `responses`, `fn`, `path`).
     """
     provider, model = parse_model_spec(spec)
     if provider not in providers:
@@ -82,7 +85,12 @@ def get_backend(
         inner,
         cache=ResponseCache(cache_path) if cache_path is not None else None,
         limiter=RateLimiter(concurrency, rpm),
-        retry=RetryPolicy(max_retries=max_retries, base_delay_s=retry_base_s, max_delay_s=retry_max_s),
+        retry=RetryPolicy(
+            max_retries=max_retries,
+            base_delay_s=retry_base_s,
+            max_delay_s=retry_max_s,
+            budget_s=retry_budget_s,
+        ),
         prices=PriceTable.load(prices),
         budget_usd=budget_usd,
     )

@@ -2,8 +2,10 @@
 
 Samples are grouped by clip/video (`Sample.group`); each group is one graph invocation, so a clip's
 frames are decoded once and shared by all its questions. Model calls share one run-wide limit
-(`--concurrency`). Every finished sample is appended to predictions.jsonl at once; a rerun into the
-same directory skips what is there. Ctrl-C stops cleanly and leaves a resumable directory.
+(`--concurrency`); `--max-cost` reserves each request's worst-case cost before it is sent, so the run
+stops before its budget is crossed, not after (`agents/spending.py`). Every finished sample is appended
+to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C stops cleanly
+and leaves a resumable directory.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.agents.protocol import Backend
+from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.setup import build_graph, load_samples, make_backend, tool_batches
 from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog
-from kinegraph.types import RunConfig, Sample
+from kinegraph.types import RunConfig, Sample, Status
 
 
 async def run_async(
@@ -48,6 +51,8 @@ async def run_async(
         if config.model is None:
             raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
         backend = make_backend(config)
+    if backend is not None and config.max_cost_usd is not None:
+        backend = BudgetedBackend(backend, SpendingLimit(config.max_cost_usd))
     log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     groups = group_samples(pending)
@@ -114,7 +119,8 @@ async def _schedule(
     log: PredictionLog,
     progress: RunProgress,
 ) -> tuple[int, str]:
-    """Keep up to `concurrency` groups in flight; stop scheduling when the cost budget is spent."""
+    """Keep up to `concurrency` groups in flight; stop scheduling once the backend refused a request
+    for the budget's sake (or the budget is spent)."""
     n_new, cost = 0, 0.0
     in_flight: set[asyncio.Task] = set()
     queue = iter(groups)
@@ -137,6 +143,8 @@ async def _schedule(
                 context.stats.groups += 1
                 cost += sum(p.usage.cost_usd for p in predictions)
                 progress.advance(predictions, cost)
+                if any(p.status == Status.budget_exceeded for p in predictions):
+                    status = "budget_exceeded"
             if config.max_cost_usd is not None and cost >= config.max_cost_usd:
                 status = "budget_exceeded"
     finally:

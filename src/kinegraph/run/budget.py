@@ -1,0 +1,70 @@
+"""`kinegraph run --dry-run`: what a run would send and cost at most, before anything is sent.
+
+The graph runs over every sample with a backend that sends nothing (`agents.estimate.EstimatingBackend`):
+frames are decoded and encoded exactly as in the real run, so image and prompt sizes are the real ones.
+Each model call chain is counted at its first request; a graph that calls tools may ask again after a
+tool result, which the estimate cannot know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel
+
+from kinegraph.agents.estimate import EstimatingBackend
+from kinegraph.agents.pricing import PriceTable
+from kinegraph.agents.providers import parse_model_spec
+from kinegraph.graphs.state import GraphContext
+from kinegraph.run.invoke import group_samples, invoke_group
+from kinegraph.run.setup import build_graph, load_samples, tool_batches
+from kinegraph.types import RunConfig
+
+
+class RunEstimate(BaseModel):
+    """Requests, estimated prompt tokens, the output-token allowance and the worst-case cost of a run."""
+
+    dry_run: bool = True
+    model: str | None
+    questions: int
+    requests: int
+    input_tokens: int
+    max_output_tokens: int
+    worst_case_cost_usd: float
+    max_cost_usd: float | None
+    note: str = "first request of each model call; tool-calling graphs may ask again after a tool result"
+
+
+async def estimate_run_async(config: RunConfig) -> RunEstimate:
+    """Walk the run's graph over its samples without sending anything; see the module docstring."""
+    samples = load_samples(config)
+    graph, needs_model = build_graph(config)
+    backend = None
+    if needs_model:
+        if config.model is None:
+            raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
+        provider, model = parse_model_spec(config.model)
+        backend = EstimatingBackend(provider, model, PriceTable.load(config.model_options.get("prices")))
+    context = GraphContext(
+        backend=backend,
+        limiter=asyncio.Semaphore(max(1, config.concurrency)),
+        tools=tool_batches(config),
+    )
+    groups: Any = iter(group_samples(samples))
+    while batch := [g for _, g in zip(range(max(1, config.concurrency)), groups, strict=False)]:
+        await asyncio.gather(*(invoke_group(graph, group, context) for group in batch))
+    return RunEstimate(
+        model=config.model,
+        questions=len(samples),
+        requests=backend.requests if backend else 0,
+        input_tokens=backend.input_tokens if backend else 0,
+        max_output_tokens=backend.output_tokens if backend else 0,
+        worst_case_cost_usd=backend.worst_case_cost_usd if backend else 0.0,
+        max_cost_usd=config.max_cost_usd,
+    )
+
+
+def estimate_run(config: RunConfig) -> RunEstimate:
+    """Synchronous `estimate_run_async` (the CLI's `--dry-run`)."""
+    return asyncio.run(estimate_run_async(config))
