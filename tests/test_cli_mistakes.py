@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from kinegraph.cli import app
+from kinegraph.rundir import lock_run_dir
 from tests.support.run_data import write_egodyn_world
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -26,7 +28,7 @@ def mistakes() -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The doc's placeholders as real paths: a small EgoDyn set, a finished run, an empty folder, ..."""
     root = tmp_path_factory.mktemp("mistakes")
     data = write_egodyn_world(root / "data", n_clips=1)
@@ -49,15 +51,18 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (root / "empty").mkdir()
     (root / "pred.jsonl").write_text("not json\n")
     (root / "bad_sweep.yaml").write_text("benchmarks: [egodyn]\ngraphs: 3\n")
-    return {
-        "DATA": str(data),
-        "RUN": str(run),
-        "EMPTY": str(root / "empty"),
-        "MISSING": str(root / "missing"),
-        "PRED": str(root / "pred.jsonl"),
-        "BAD_SWEEP": str(root / "bad_sweep.yaml"),
-        "OUT": str(root / "out"),
-    }
+    with lock_run_dir(root / "locked"):  # as a run still writing there holds it
+        yield {
+            "DATA": str(data),
+            "RUN": str(run),
+            "LOG": str(run / "predictions.jsonl"),
+            "LOCKED": str(root / "locked"),
+            "EMPTY": str(root / "empty"),
+            "MISSING": str(root / "missing"),
+            "PRED": str(root / "pred.jsonl"),
+            "BAD_SWEEP": str(root / "bad_sweep.yaml"),
+            "OUT": str(root / "out"),
+        }
 
 
 def test_the_doc_names_the_mistakes_of_every_command():

@@ -84,8 +84,27 @@ class EvaluateGroup(TyperGroup):
             typer.echo(f"warning: {message}", err=True)
 
         command = typer.Typer(add_completion=False)
-        command.command(cmd_name)(clean_errors(evaluate_callback(suites.get(cmd_name), write_or_print, warn)))
+        callback = refusing_run_logs(evaluate_callback(suites.get(cmd_name), write_or_print, warn))
+        command.command(cmd_name)(clean_errors(callback))
         return typer.main.get_command(command)
+
+
+def refusing_run_logs(evaluate: F) -> F:
+    """A run's own predictions.jsonl given where the benchmark's format is read is refused, naming the
+    run's official/ files to pass instead (the scorer would find none of its fields and score zero)."""
+
+    @functools.wraps(evaluate)
+    def wrapper(**values: Any) -> Any:
+        from kinegraph.rundir import official_instead
+
+        given = values.get("predictions")
+        for path in given if isinstance(given, list) else [given]:
+            if isinstance(path, Path) and (instead := official_instead(path)):
+                names = " or ".join(str(p) for p in instead)
+                raise fail(f"{path}: a run's own prediction log, not the benchmark's format; pass {names}")
+        return evaluate(**values)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -109,6 +128,11 @@ def clean_errors(func: F) -> F:
             raise fail(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def os_error_line(exc: OSError, where: Path) -> str:
+    """`<path>: <strerror>` of a failed write; `where` stands in when the error names no file."""
+    return f"{exc.filename or where}: {exc.strerror or exc}"
 
 
 def write_or_print(text: str, out: Path | None) -> None:
@@ -202,7 +226,7 @@ def run(
     model: Annotated[
         str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4o, vllm:qwen2.5-vl.")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N samples.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
     concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 8,
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
@@ -297,6 +321,8 @@ def run(
         raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:  # the run directory could not be written (a full disk, a file size limit)
+        raise fail(os_error_line(exc, out), code=1) from None
     typer.echo(
         json.dumps(
             {
@@ -348,6 +374,8 @@ def sweep(
         raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(os_error_line(exc, out), code=1) from None
     typer.echo(summary_json(result))
     if result.failed:
         raise fail(f"{len(result.failed)} run(s) failed; see {out / 'sweep.json'}", code=1)
@@ -366,9 +394,11 @@ def compare(
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """Compare runs of one benchmark: table, paired bootstrap 95% CIs, plots, HTML/markdown report."""
+    from kinegraph.report import REPORT_SUFFIXES, print_table, write_report
     from kinegraph.report import compare as compare_runs
-    from kinegraph.report import print_table, write_report
 
+    if out is not None and out.suffix not in REPORT_SUFFIXES:
+        raise fail(f"--out {out}: a report is {', '.join(REPORT_SUFFIXES)}; name the file with one of them")
     comparison = compare_runs(runs, n_boot=n_boot)
     print_table(comparison)
     if out is not None:
@@ -380,7 +410,7 @@ def compare(
 def synth(
     world: Annotated[str, typer.Argument(help="Which synthetic world to write (see --help of each).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
-    n: Annotated[int, typer.Option("--n", help="How many clips / videos / scenes.")] = 20,
+    n: Annotated[int, typer.Option("--n", min=1, help="How many clips / videos / scenes.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
 ) -> None:
     """Write a synthetic world with known physics in a benchmark's official on-disk format."""

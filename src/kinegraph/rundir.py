@@ -2,29 +2,101 @@
 
 predictions.jsonl gets one line per finished sample, flushed as written. A process killed mid-write leaves
 at most one torn last line, which `PredictionLog.open` cuts off; a rerun therefore resumes with exactly
-one prediction per finished sample.
+one prediction per finished sample. One process at a time writes a run directory (`lock_run_dir`), and
+a rerun resumes only the run the directory holds (`check_resumable`).
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import platform
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from kinegraph.errors import DataError
-from kinegraph.types import Prediction, Status
+from kinegraph.errors import DataError, UsageError
+from kinegraph.types import Prediction, RunConfig, Status
 
 PREDICTIONS = "predictions.jsonl"
 RUN_JSON = "run.json"
 METRICS = "metrics.json"
 OFFICIAL = "official"
+LOCK = "run.lock"
+
+#: The config fields a resumed run must share with the run in its directory (the rest may change).
+RESUME_FIELDS = ("benchmark", "graph", "model", "data", "options", "loader_options")
+
+
+class RunDirBusy(UsageError):
+    """Another process is writing the run directory."""
+
+
+class RunDirTaken(UsageError):
+    """The run directory holds a run of another benchmark, graph, model, data or options."""
+
+
+@contextmanager
+def lock_run_dir(out_dir: Path) -> Iterator[None]:
+    """Hold the run directory's lock while the body runs; a second writer is refused with the holder's pid.
+
+    An OS lock (flock) on `run.lock`: the kernel drops it when the holder exits or is killed, so a
+    crashed run never leaves the directory locked.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                raise
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            raise RunDirBusy(
+                f"{out_dir}: another kinegraph run is writing here (pid {holder}); "
+                "wait for it to end or pass another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+def check_resumable(config: RunConfig) -> None:
+    """Refuse to resume into a directory whose run.json records another benchmark, graph, model, data,
+    graph options or loader options: the two runs' predictions would be mixed and scored as one."""
+    out_dir = Path(config.out_dir)
+    stored = (read_json(out_dir / RUN_JSON) or {}).get("config")
+    if not isinstance(stored, dict):
+        return
+    asked = json.loads(json.dumps(config.model_dump(), default=str))  # as run.json holds it
+    differ = [
+        f"{field} {stored.get(field)!r} there, {asked[field]!r} asked"
+        for field in RESUME_FIELDS
+        if not _same(field, stored.get(field), asked[field])
+    ]
+    if differ:
+        raise RunDirTaken(
+            f"{out_dir}: holds another run ({'; '.join(differ)}); pass another --out, "
+            "or rerun with the same settings to resume"
+        )
+
+
+def _same(field: str, stored: Any, asked: Any) -> bool:
+    if stored == asked:
+        return True
+    if field == "data" and stored is not None and asked is not None:
+        return Path(stored).resolve() == Path(asked).resolve()
+    return False
 
 
 def read_predictions(path: Path, repair: bool = False) -> list[Prediction]:
@@ -52,6 +124,46 @@ def read_predictions(path: Path, repair: bool = False) -> list[Prediction]:
                 break
         offset += len(raw) + 1
     return predictions
+
+
+def official_instead(path: Path) -> list[Path]:
+    """The files of a run's official/ export to score instead of `path`, when `path` is that run's own
+    predictions.jsonl and the export is in another format (a scorer of upstream records finds none of its
+    fields in kinegraph's and scores zero); empty otherwise."""
+    official = path.parent / OFFICIAL
+    if not (path.is_file() and official.is_dir() and _first_record_is_a_prediction(path)):
+        return []
+    exported = sorted(p for p in official.iterdir() if not p.name.startswith("."))
+    if any(_fields_of_a_prediction(p) for p in exported):
+        return []  # the export is kinegraph's own fields (e.g. {sample_id, raw}): the log reads the same
+    return exported
+
+
+def _first_record_is_a_prediction(path: Path) -> bool:
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                try:
+                    Prediction.model_validate_json(raw)
+                except ValueError:
+                    return False
+                return True
+    return False
+
+
+def _fields_of_a_prediction(path: Path) -> bool:
+    """Whether the first record of a JSON-lines export holds only fields a Prediction has."""
+    if path.suffix != ".jsonl" or not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    return False
+                return isinstance(record, dict) and set(record) <= set(Prediction.model_fields)
+    return False
 
 
 class PredictionLog:
@@ -86,13 +198,23 @@ class PredictionLog:
         if self._handle is None:
             raise RuntimeError("PredictionLog.append before open()")
         n = 0
-        for p in predictions:
-            if p.sample_id in self.done:
-                continue
-            self._handle.write(p.model_dump_json() + "\n")
-            self.done[p.sample_id] = p
-            n += 1
-        self._handle.flush()
+        try:
+            with naming_the_file(self.path):
+                for p in predictions:
+                    if p.sample_id in self.done:
+                        continue
+                    self._handle.write(p.model_dump_json() + "\n")
+                    self.done[p.sample_id] = p
+                    n += 1
+                self._handle.flush()
+        except OSError:
+            handle, self._handle = self._handle, None
+            with suppress(OSError):  # closing would retry the failed write; the error raised says it all
+                handle.close()
+            self.done = {}  # what is done is what reached the disk (a torn last line is not)
+            for p in read_predictions(self.path):
+                self.done.setdefault(p.sample_id, p)
+            raise
         return n
 
     def close(self) -> None:
@@ -143,8 +265,20 @@ def versions() -> dict[str, str]:
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically (a crash never leaves a half-written run.json or metrics.json)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
+    with naming_the_file(path):
+        tmp.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        os.replace(tmp, path)
+
+
+@contextmanager
+def naming_the_file(path: Path) -> Iterator[None]:
+    """An OSError of a write (a full disk, a file size limit) names `path`; write errors name no file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def read_json(path: Path) -> Any:

@@ -7,10 +7,12 @@ import sqlite3
 import threading
 
 import numpy as np
+import pytest
 
 from kinegraph.agents import GenerateRequest, GenerateResponse, get_backend, user_message
 from kinegraph.agents.cache import ResponseCache, request_key
 from kinegraph.agents.loopback import OpenAILoopback
+from kinegraph.errors import DataError
 from kinegraph.types import Usage
 from tests.support.event_loop import run
 
@@ -104,3 +106,65 @@ def test_cache_survives_several_event_loops(tmp_path):
     with OpenAILoopback() as server:
         backend = get_backend("vllm:m", base_url=server.base_url, cache=tmp_path / "c.sqlite")
         assert [_ask(backend, frames, str(i)).cached for i in (1, 2, 1)] == [False, False, True]
+
+
+def _fill_up(backend) -> None:
+    """Cap the cache file at the pages it has: SQLite then fails every insert that needs one more page,
+    with the error a full disk gives (SQLITE_FULL, "database or disk is full")."""
+    conn = backend.cache._connect()  # this thread's connection, the one the backend writes through
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def test_a_full_cache_costs_no_answer_and_warns_once(frames, tmp_path, capsys):
+    long_answer = "left " * 3000  # a row larger than a page: storing it needs new pages
+    with OpenAILoopback(responder=lambda body: long_answer) as server:
+        backend = get_backend("vllm:m", base_url=server.base_url, cache=tmp_path / "c.sqlite")
+        _fill_up(backend)
+        with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+            backend.cache._connect().execute(
+                "INSERT INTO responses VALUES ('probe', 'p', 'm', ?, 0)", (long_answer,)
+            )
+        answers = [_ask(backend, frames, f"question {i}") for i in range(3)]
+    assert [a.text for a in answers] == [long_answer] * 3 and len(server.requests) == 3
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1, warnings
+    assert "response cache" in warnings[0] and "database or disk is full" in warnings[0]
+
+
+def test_a_cache_that_fails_to_read_is_a_miss_and_the_run_carries_on(frames, tmp_path, capsys):
+    path = tmp_path / "c.sqlite"
+    with OpenAILoopback(responder=lambda body: "right") as server:
+        backend = get_backend("vllm:m", base_url=server.base_url, cache=path)
+        assert _ask(backend, frames).text == "right"
+        sqlite3.connect(path).execute("DROP TABLE responses")  # another process damages the file
+        again = [_ask(backend, frames) for _ in range(2)]
+    assert [a.text for a in again] == ["right", "right"] and not any(a.cached for a in again)
+    assert len(server.requests) == 3
+    err = capsys.readouterr().err
+    assert err.count("warning: response cache") == 1 and "no such table: responses" in err
+
+
+def test_a_stored_row_that_does_not_parse_is_a_miss(frames, tmp_path, capsys):
+    path = tmp_path / "c.sqlite"
+    with OpenAILoopback(responder=lambda body: "left") as server:
+        backend = get_backend("vllm:m", base_url=server.base_url, cache=path)
+        assert not _ask(backend, frames).cached
+        with sqlite3.connect(path) as conn:  # the stored row, cut off by hand
+            assert conn.execute("UPDATE responses SET response = substr(response, 1, 12)").rowcount == 1
+        first = _ask(backend, frames)
+        second = _ask(backend, frames)
+    assert (first.text, first.cached, second.text, second.cached) == ("left", False, "left", True)
+    assert len(server.requests) == 2  # the corrupt row was a miss, then replaced by the new answer
+    assert capsys.readouterr().err.count("does not parse") == 1
+
+
+def test_a_file_that_is_no_database_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"these bytes are not an SQLite database, " * 40)
+    with pytest.raises(DataError) as caught:
+        ResponseCache(path)
+    assert str(caught.value).startswith(
+        f"{path}: cannot use it as the response cache (file is not a database)"
+    )
+    assert "\n" not in str(caught.value)

@@ -32,6 +32,12 @@ def test_snapshot_cache_serves_seed_and_returns_only_new_rows():
     assert cache.drain() == []  # each row goes back to the driver once
 
 
+def test_a_snapshot_row_that_does_not_parse_is_a_miss():
+    good = GenerateResponse(text="left", model="m").model_dump_json()
+    cache = SnapshotCache({"cut": good[:12], "good": good})
+    assert cache.get("cut") is None and cache.get("good").text == "left"
+
+
 def test_per_worker_concurrency_splits_the_run_wide_limit():
     assert per_worker_concurrency(8, 2) == 4
     assert per_worker_concurrency(8, 3) == 3  # rounded up: every worker can make at least one call

@@ -3,6 +3,10 @@
 The key is a SHA-256 over the provider, the model, the backend's generation parameters and the exact
 request (messages, with each image's bytes by digest; temperature, max_tokens, schema, tools).
 `metadata` is not part of the key. A rerun of a finished run is answered from here with zero requests.
+
+The cache never costs an answer: a file that cannot be opened is refused up front; once a run is under
+way a read or write that fails (a full disk, a locked or damaged file) is warned about once on stderr and
+the run carries on without that half of the cache, and a stored row that does not parse is a miss.
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.errors import DataError
 
 CACHE_ENV = "KINEGRAPH_CACHE"
 DEFAULT_CACHE = Path("~/.cache/kinegraph/responses.sqlite")
@@ -76,9 +82,18 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._connect()  # create the file and table now, so errors surface at construction
+        self._lock = threading.Lock()
+        self._failed: set[str] = set()  # "read", "write": that half is off; "parse": a row did not parse
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connect()  # create the file and table now, so a cache that cannot work is refused up front
+        except (OSError, sqlite3.Error) as exc:
+            raise DataError(
+                f"cannot use it as the response cache ({_reason(exc)}); "
+                "fix or remove it, or run without a cache (--no-cache)",
+                path=self.path,
+            ) from None
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -93,22 +108,64 @@ class ResponseCache:
         return conn
 
     def get(self, key: str) -> GenerateResponse | None:
-        row = self._connect().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else GenerateResponse.model_validate_json(row[0])
+        """The stored response, or None: not stored, not readable, or not parseable (all misses)."""
+        if "read" in self._failed:
+            return None
+        try:
+            row = self._connect().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        except (OSError, sqlite3.Error) as exc:
+            self._note("read", f"cannot read it ({_reason(exc)}); asking the model instead")
+            return None
+        if row is None:
+            return None
+        try:
+            return GenerateResponse.model_validate_json(row[0])
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            self._note("parse", f"a stored response does not parse ({type(exc).__name__}); a miss")
+            return None
 
     def put(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
-        self._connect().execute(
-            "INSERT OR REPLACE INTO responses (key, provider, model, response, created_s) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (key, provider, model, response.model_dump_json(), time.time()),
-        )
+        """Store a response; a write that fails turns writing off (the answer itself is kept by the run)."""
+        if "write" in self._failed:
+            return
+        try:
+            self._connect().execute(
+                "INSERT OR REPLACE INTO responses (key, provider, model, response, created_s) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, provider, model, response.model_dump_json(), time.time()),
+            )
+        except (OSError, sqlite3.Error) as exc:
+            self._note("write", f"cannot write it ({_reason(exc)}); carrying on without storing answers")
 
     def rows_for(self, provider: str, model: str) -> dict[str, str]:
         """Every stored response of one model as key -> response JSON (a snapshot for Ray workers)."""
-        rows = self._connect().execute(
-            "SELECT key, response FROM responses WHERE provider = ? AND model = ?", (provider, model)
-        )
-        return dict(rows.fetchall())
+        if "read" in self._failed:
+            return {}
+        try:
+            rows = self._connect().execute(
+                "SELECT key, response FROM responses WHERE provider = ? AND model = ?", (provider, model)
+            )
+            return dict(rows.fetchall())
+        except (OSError, sqlite3.Error) as exc:
+            self._note("read", f"cannot read it ({_reason(exc)}); asking the model instead")
+            return {}
 
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def _note(self, what: str, message: str) -> None:
+        """Record a failure: a failed read or write turns that half off. One warning for the first failed
+        read or write, one for the first row that does not parse."""
+        with self._lock:
+            if what in self._failed:
+                return
+            warned = bool(self._failed & {"read", "write"}) and what != "parse"
+            self._failed.add(what)
+        if not warned:
+            print(f"warning: response cache {self.path}: {message}", file=sys.stderr, flush=True)
+
+
+def _reason(exc: BaseException) -> str:
+    """An OSError's strerror or an SQLite error's text, in one line."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return (text.splitlines() or [type(exc).__name__])[0]

@@ -2,10 +2,11 @@
 
 from kinegraph.report.bootstrap import Delta, paired_bootstrap, paired_bootstrap_items
 from kinegraph.report.compare import Comparison, compare
-from kinegraph.report.html import write_report
+from kinegraph.report.html import REPORT_SUFFIXES, write_report
 from kinegraph.report.tables import markdown, print_table
 
 __all__ = [
+    "REPORT_SUFFIXES",
     "Comparison",
     "Delta",
     "compare",

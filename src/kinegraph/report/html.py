@@ -93,12 +93,18 @@ def render(comparison: Comparison) -> str:
     )
 
 
+#: What `write_report` writes, by the file's suffix: the HTML page, markdown, or every number as JSON.
+REPORT_SUFFIXES = (".html", ".md", ".json")
+
+
 def write_report(comparison: Comparison, out: str | Path) -> Path:
     """Write the HTML report, or markdown when `out` ends in .md, or every number as JSON for .json."""
     from kinegraph.report.summary import as_dict
     from kinegraph.report.tables import markdown
 
     out = Path(out)
+    if out.suffix not in REPORT_SUFFIXES:
+        raise ValueError(f"{out}: a report is {', '.join(REPORT_SUFFIXES)}; name the file with one of them")
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".md":
         out.write_text(markdown(comparison))

@@ -4,8 +4,9 @@ Samples are grouped by clip/video (`Sample.group`); each group is one graph invo
 frames are decoded once and shared by all its questions. Model calls share one run-wide limit
 (`--concurrency`); `--max-cost` reserves each request's worst-case cost before it is sent, so the run
 stops before its budget is crossed, not after (`agents/spending.py`). Every finished sample is appended
-to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C stops cleanly
-and leaves a resumable directory.
+to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C or SIGTERM
+stops cleanly and leaves a resumable directory; one process at a time writes a directory, and only the
+run it holds is resumed there.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.setup import build_graph, load_samples, make_backend, tool_batches
+from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
-from kinegraph.rundir import PREDICTIONS, PredictionLog
+from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
 from kinegraph.types import RunConfig, Sample, Status
 
 
@@ -53,14 +55,23 @@ async def run_async(
         backend = make_backend(config)
     if backend is not None and config.max_cost_usd is not None:
         backend = BudgetedBackend(backend, SpendingLimit(config.max_cost_usd))
-    log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)
-    pending = [s for s in samples if s.id not in log.done]
-    groups = group_samples(pending)
+    with lock_run_dir(out_dir):
+        check_resumable(config)
+        return await _run_locked(config, samples, graph, backend if needs_model else None, show_progress)
+
+
+async def _run_locked(
+    config: RunConfig, samples: list[Sample], graph: Any, backend: Backend | None, show_progress: bool
+) -> RunSummary:
+    """The run itself, with the directory locked: resume, schedule, record the outcome in run.json."""
     context = GraphContext(
-        backend=backend if needs_model else None,
+        backend=backend,
         limiter=asyncio.Semaphore(max(1, config.concurrency)),
         tools=tool_batches(config),
     )
+    log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
+    pending = [s for s in samples if s.id not in log.done]
+    groups = group_samples(pending)
     run_info, t0 = start_run(config), time.perf_counter()
     status, n_new = "completed", 0
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
@@ -69,6 +80,9 @@ async def run_async(
             n_new, status = await _schedule(graph, groups, context, config, log, progress)
     except (asyncio.CancelledError, KeyboardInterrupt):
         status = "interrupted"
+        raise
+    except Exception:
+        status = "failed"
         raise
     finally:
         log.close()
@@ -157,7 +171,7 @@ async def _schedule(
 
 def run(config: RunConfig, **kwargs: Any) -> RunSummary:
     """Synchronous entry point (the CLI's), on uvloop's faster event loop where it is installed."""
-    with asyncio.Runner(loop_factory=fast_event_loop_factory()) as runner:
+    with terminate_as_interrupt(), asyncio.Runner(loop_factory=fast_event_loop_factory()) as runner:
         return runner.run(run_async(config, **kwargs))
 
 

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,9 @@ from kinegraph.run.invoke import group_samples
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.ray_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
 from kinegraph.run.setup import build_graph, load_samples
+from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
-from kinegraph.rundir import PREDICTIONS, PredictionLog
+from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
 from kinegraph.types import RunConfig, Sample
 
 INSTALL_HINT = "Ray is not installed: pip install 'kinegraph[ray]' (or pip install ray)"
@@ -72,7 +73,11 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
         kwargs.update(num_cpus=options.local_cpus, include_dashboard=False)
     else:
         kwargs["address"] = options.address
-    ray.init(**kwargs)
+    try:
+        ray.init(**kwargs)
+    except ConnectionError as exc:  # no cluster at that address: a mistake on the command line
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise ValueError(f"--ray {options.address or 'local'}: {reason}") from None
     try:
         yield ray
     finally:
@@ -166,23 +171,43 @@ def run_on_ray(
     _, needs_model = build_graph(config)  # options are refused here, before any worker starts
     if needs_model and config.model is None:
         raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-    log = PredictionLog(out_dir / PREDICTIONS).open(drop_errors=config.retry_errors)
+    with terminate_as_interrupt(), lock_run_dir(out_dir):
+        check_resumable(config)
+        return _run_locked(config, options, samples, spec, show_progress)
+
+
+def _run_locked(
+    config: RunConfig, options: RayOptions, samples: list[Sample], spec: GraphSpec, show_progress: bool
+) -> RunSummary:
+    """The Ray run with the directory locked: resume, drive the workers, record the outcome in run.json."""
+    log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     shards = shard_groups(group_samples(pending), options.shard_groups)
     context = GraphContext()  # carries the counters finish_run reports (groups, decodes)
-    run_info = start_run(config, ray={"address": options.address or "local", "shards": len(shards)})
-    status, n_new, t0 = "completed", 0, time.perf_counter()
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
     try:
-        if shards:
-            with ray_session(options) as ray, progress:
-                n_new, status = _drive(ray, config, options, spec, shards, log, progress, context, run_info)
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
+        # a cluster that cannot be joined is refused before run.json says the run started
+        session = ray_session(options) if shards else nullcontext()
+        with session as ray:
+            run_info = start_run(config, ray={"address": options.address or "local", "shards": len(shards)})
+            status, n_new, t0 = "completed", 0, time.perf_counter()
+            try:
+                if shards:
+                    with progress:
+                        n_new, status = _drive(
+                            ray, config, options, spec, shards, log, progress, context, run_info
+                        )
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
+            except Exception:
+                status = "failed"
+                raise
+            finally:
+                elapsed_s = time.perf_counter() - t0
+                summary = finish_run(config, samples, run_info, status, n_new, elapsed_s, context)
     finally:
         log.close()
-        summary = finish_run(config, samples, run_info, status, n_new, time.perf_counter() - t0, context)
     return summary
 
 

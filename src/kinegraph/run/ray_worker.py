@@ -41,8 +41,14 @@ class SnapshotCache:
         self._added: list[CacheRow] = []
 
     def get(self, key: str) -> GenerateResponse | None:
+        """The stored response, or None; a row that does not parse is a miss, as in `ResponseCache`."""
         raw = self._rows.get(key)
-        return None if raw is None else GenerateResponse.model_validate_json(raw)
+        if raw is None:
+            return None
+        try:
+            return GenerateResponse.model_validate_json(raw)
+        except ValueError:  # pydantic's ValidationError is a ValueError
+            return None
 
     def put(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
         raw = response.model_dump_json()
