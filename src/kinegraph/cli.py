@@ -392,6 +392,13 @@ def compare(
         ),
     ] = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    pairs: Annotated[
+        str,
+        typer.Option(
+            help="first: each run vs the first; all: also every pair (Holm); "
+            "2x2: four runs (neither, A, B, both), main effects and interaction."
+        ),
+    ] = "first",
 ) -> None:
     """Compare runs of one benchmark: table, paired bootstrap 95% CIs, plots, HTML/markdown report."""
     from kinegraph.report import REPORT_SUFFIXES, print_table, write_report
@@ -399,10 +406,85 @@ def compare(
 
     if out is not None and out.suffix not in REPORT_SUFFIXES:
         raise fail(f"--out {out}: a report is {', '.join(REPORT_SUFFIXES)}; name the file with one of them")
-    comparison = compare_runs(runs, n_boot=n_boot)
+    try:
+        comparison = compare_runs(runs, n_boot=n_boot, pairs=pairs)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     print_table(comparison)
     if out is not None:
         typer.echo(f"wrote {write_report(comparison, out)}")
+
+
+@app.command()
+@clean_errors
+def reproduce(
+    table: Annotated[
+        str | None, typer.Argument(help="PAPER:TABLE, e.g. tad:table4 (see --list).", show_default=False)
+    ] = None,
+    list_tables: Annotated[
+        bool, typer.Option("--list", help="List every table with published numbers and its status.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output directory (rerun to resume).")
+    ] = None,
+    data: Annotated[str | None, typer.Option(help="The table's benchmark files (official layout).")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="PROVIDER:MODEL for every VLM arm (the paper's model is a label).")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples per arm.")] = None,
+    data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Run every arm this many times (seeds 0..N-1, no cache).")
+    ] = 1,
+    skip: Annotated[
+        list[str] | None, typer.Option(help="Leave out the arms of this graph (e.g. egodyn.gpu_flow).")
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
+        ),
+    ] = None,
+) -> None:
+    """Run a paper table's arms as one sweep and report published vs measured (reproduce.md / .html)."""
+    from kinegraph.reproduce import Request, find_table, listing
+    from kinegraph.reproduce import reproduce as run_table
+
+    if list_tables:
+        typer.echo(listing(), nl=False)
+        return
+    if table is None:
+        raise fail("give PAPER:TABLE (see kinegraph reproduce --list)")
+    found = find_table(table)
+    if out is None:
+        raise fail("kinegraph reproduce: Missing option '--out'")
+    request = Request(
+        out=out,
+        data=data,
+        model=model,
+        base_url=base_url,
+        limit=limit,
+        loader_options=parse_options(data_option),
+        concurrency=concurrency,
+        repeats=repeats,
+        skip=tuple(skip or ()),
+        use_ray=ray is not None,
+        ray_address=None if ray in (None, "local") else ray,
+    )
+    try:
+        _, results = run_table(found, request, announce=lambda line: typer.echo(line, err=True))
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; rerun the same command to resume ({out})", code=130) from None
+    failed = [r for result in results for r in result.failed]
+    typer.echo(f"wrote {out / 'reproduce.md'} and {out / 'reproduce.html'}")
+    if failed:
+        raise fail(f"{len(failed)} run(s) failed; see {out}", code=1)
 
 
 @app.command()

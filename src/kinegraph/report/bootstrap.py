@@ -19,13 +19,26 @@ from kinegraph.suites import GroupStats
 NAN = float("nan")
 
 
-class Delta(NamedTuple):
-    """`b - a` on the shared groups, with a percentile 95% interval and the number of shared groups."""
-
+class _Interval(NamedTuple):
     delta: float
     low: float
     high: float
     n_groups: int
+
+
+class Delta(_Interval):
+    """`b - a` on the shared groups, with a percentile 95% interval and the number of shared groups.
+
+    `p` is the two-sided bootstrap p-value of "no difference" (see `bootstrap_p`; NaN where undefined),
+    kept beside the tuple so a Delta still unpacks and compares as (delta, low, high, n_groups).
+    """
+
+    p: float
+
+    def __new__(cls, delta: float, low: float, high: float, n_groups: int, p: float = NAN) -> Delta:
+        self = super().__new__(cls, delta, low, high, n_groups)
+        self.p = p
+        return self
 
     @property
     def significant(self) -> bool:
@@ -75,7 +88,19 @@ def _delta(a: GroupStats, b: GroupStats, sums_a: np.ndarray, sums_b: np.ndarray,
     if deltas.size == 0:
         return Delta(point, NAN, NAN, n)
     low, high = np.percentile(deltas, [2.5, 97.5])
-    return Delta(point, float(low), float(high), n)
+    return Delta(point, float(low), float(high), n, bootstrap_p(deltas))
+
+
+def bootstrap_p(deltas: np.ndarray) -> float:
+    """Two-sided p of "no difference" from resampled deltas: twice the smaller tail share at 0.
+
+    Each tail counts one extra draw ((k + 1) / (B + 1)), so p is never 0 from finitely many resamples; p
+    falls below 0.05 about when the 95% percentile interval excludes 0.
+    """
+    n = deltas.size
+    below = (np.count_nonzero(deltas <= 0) + 1) / (n + 1)
+    above = (np.count_nonzero(deltas >= 0) + 1) / (n + 1)
+    return float(min(1.0, 2 * min(below, above)))
 
 
 def _sums(weights: np.ndarray, matrix: np.ndarray) -> np.ndarray:

@@ -7,13 +7,18 @@ per-question / per-task item of the breakdown (the same groups, one set of draws
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kinegraph.errors import DataError
 from kinegraph.report.bootstrap import Delta, paired_bootstrap, paired_bootstrap_items
+from kinegraph.report.factorial import factorial_2x2
+from kinegraph.report.pairs import Pair, all_pairs
 from kinegraph.report.runs import RunData
+
+#: `compare(..., pairs=)`: deltas vs the first run only; also every pair; or a 2x2 design's effects too.
+PAIRS = ("first", "all", "2x2")
 
 
 @dataclass
@@ -32,6 +37,8 @@ class Comparison:
     notes: dict[str, str]  # the suite's notes on how runs are scored
     n_boot: int = 2000
     seed: int = 0
+    pairs: list[Pair] = field(default_factory=list)  # every pair of runs, with pairs="all"
+    factorial: dict[str, Delta] = field(default_factory=dict)  # a 2x2 design's effects, with pairs="2x2"
 
     @property
     def metric_names(self) -> list[str]:
@@ -46,10 +53,20 @@ class Comparison:
         return list(dict.fromkeys(k for b in self.breakdowns for k in b))
 
 
-def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -> Comparison:
-    """Load the runs (the first is the baseline) and compute every number of the report."""
+def compare(
+    run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0, pairs: str = "first"
+) -> Comparison:
+    """Load the runs (the first is the baseline) and compute every number of the report.
+
+    `pairs="all"` adds every pair of runs; `"2x2"` reads four runs as (neither, A, B, both) and adds both
+    main effects and the interaction.
+    """
     if not run_dirs:
         raise ValueError("give at least one run directory")
+    if pairs not in PAIRS:
+        raise ValueError(f"--pairs must be one of {', '.join(PAIRS)}, got {pairs!r}")
+    if pairs == "2x2" and len(run_dirs) != 4:
+        raise ValueError(f"--pairs 2x2 needs 4 runs (neither, A, B, both), got {len(run_dirs)}")
     runs = [RunData.load(p) for p in run_dirs]
     benchmarks = {r.config.get("benchmark") for r in runs}
     if len(benchmarks) != 1:
@@ -76,4 +93,6 @@ def compare(run_dirs: Sequence[str | Path], n_boot: int = 2000, seed: int = 0) -
         notes=dict(suite.notes),
         n_boot=n_boot,
         seed=seed,
+        pairs=all_pairs([r.group_stats for r in runs], n_boot, seed) if pairs != "first" else [],
+        factorial=factorial_2x2([r.group_stats for r in runs], n_boot, seed) if pairs == "2x2" else {},
     )

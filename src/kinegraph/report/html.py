@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from kinegraph.report import plots
+from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
 from kinegraph.report.tables import item_rows, rows
 
@@ -62,6 +63,8 @@ def render(comparison: Comparison) -> str:
         _img(plots.breakdown_bars(comparison, comparison.primary), "breakdown"),
         _img(plots.item_forest(comparison), "item deltas"),
     ]
+    for section in sections(comparison):
+        parts += [f"<h2>{html.escape(section.title)}</h2>", html_table(section.header, section.body)]
     for run, confusions in zip(comparison.runs, comparison.confusions, strict=True):
         if confusions:
             parts += [

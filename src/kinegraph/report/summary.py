@@ -14,13 +14,14 @@ def _number(value: float | None) -> float | None:
 
 
 def delta_dict(d: Delta) -> dict[str, Any]:
-    """`{delta, low, high, n_groups, significant}` with null where undefined."""
+    """`{delta, low, high, n_groups, significant, p}` with null where undefined."""
     return {
         "delta": _number(d.delta),
         "low": _number(d.low),
         "high": _number(d.high),
         "n_groups": d.n_groups,
         "significant": d.significant,
+        "p": _number(d.p),
     }
 
 
@@ -54,4 +55,8 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
         "seed": comparison.seed,
         "items": comparison.item_names,
         "runs": runs,
+        "pairs": [
+            {"a": p.a, "b": p.b, **delta_dict(p.delta), "p_holm": _number(p.p_holm)} for p in comparison.pairs
+        ],
+        "factorial": {name: delta_dict(d) for name, d in comparison.factorial.items()},
     }

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import sys
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kinegraph.report.bootstrap import Delta
+from kinegraph.report.ablation import sections
+from kinegraph.report.cells import fmt, format_delta, markdown_table
 from kinegraph.report.compare import Comparison
-
-
-def fmt(value: float | None, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}"
-
-
-def format_delta(d: Delta | None) -> str:
-    """`+0.1234 [0.0500, 0.2000] *` (`*`: the interval excludes 0); "—" when undefined."""
-    if d is None or math.isnan(d.delta):
-        return "—"
-    mark = " *" if d.significant else ""
-    return f"{d.delta:+.4f} [{fmt(d.low)}, {fmt(d.high)}]{mark}"
 
 
 def delta_text(comparison: Comparison, i: int) -> str:
@@ -93,6 +79,13 @@ def print_table(comparison: Comparison, console: Console | None = None) -> None:
         for row in body:
             items.add_row(*map(escape, row))
         console.print(items)
+    for section in sections(comparison):
+        extra = Table(title=f"{comparison.benchmark}: {section.title}")
+        for h in section.header:
+            extra.add_column(escape(h), overflow="fold")
+        for row in section.body:
+            extra.add_row(*map(escape, row))
+        console.print(extra)
 
 
 def markdown(comparison: Comparison) -> str:
@@ -103,6 +96,8 @@ def markdown(comparison: Comparison) -> str:
     if body:
         lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in body]
+    for section in sections(comparison):
+        lines += ["", f"{section.title}:", "", *markdown_table(section.header, section.body)]
     lines += ["", f"Scores: {comparison.scorer}."]
     lines += [f"- {key}: {value}" for key, value in comparison.notes.items()]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,169 @@
+"""`kinegraph reproduce paper:table`: a table's reproducible arms as one sweep, then published vs measured.
+
+The sweep is built in code from the table (one graph entry per distinct graph + options; the user's model
+for every VLM arm, the paper's model being only a label) and written to OUT/sweep.yaml, so the same
+runs can be resumed or extended with `kinegraph sweep`. Arms that share a graph and options share a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kinegraph.errors import UsageError
+from kinegraph.graphs import graph_spec
+from kinegraph.report.published import ArmResult, PublishedTable, write_published_report
+from kinegraph.reproduce.catalog import NOT_HERE, Arm, PaperTable, papers
+from kinegraph.run.sweep import SweepResult, run_sweep
+from kinegraph.run.sweep_spec import SweepSpec, expand
+
+SWEEP_YAML = "sweep.yaml"
+
+
+@dataclass
+class Request:
+    """What the user gave: model, data and where to write; the table supplies the rest."""
+
+    out: Path
+    data: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    limit: int | None = None
+    loader_options: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    repeats: int = 1
+    skip: tuple[str, ...] = ()
+    use_ray: bool = False
+    ray_address: str | None = None
+
+
+def arm_key(arm: Arm) -> str:
+    """Arms with the same key run once: graph and options."""
+    return json.dumps([arm.graph, arm.options], sort_keys=True)
+
+
+def runnable_arms(table: PaperTable, skip: tuple[str, ...]) -> list[Arm]:
+    return [a for a in table.reproducible if a.graph not in skip]
+
+
+def sweep_spec(table: PaperTable, request: Request, seed: int) -> SweepSpec:
+    """The table's runnable arms as a sweep: one graph entry per distinct graph + options."""
+    arms = runnable_arms(table, request.skip)
+    needs_model = any(graph_spec(a.graph).needs_model for a in arms if a.graph)
+    if needs_model and not request.model:
+        raise UsageError(f"{table.key} runs VLM graphs: pass --model PROVIDER:MODEL")
+    if arms and not request.data:
+        raise UsageError(f"{table.key} needs --data: the {table.benchmark} files to run on")
+    entries = {arm_key(a): {"graph": a.graph, "options": a.options} for a in arms}
+    run: dict[str, Any] = {"concurrency": request.concurrency, "seed": seed}
+    if request.repeats > 1:
+        run["use_cache"] = False  # a repeat asks the model again; a cached answer would repeat the first
+    bench = {"data": request.data, "limit": request.limit, "loader_options": request.loader_options}
+    model = {"model": request.model, "base_url": request.base_url} if request.model else None
+    return SweepSpec.model_validate(
+        {
+            "benchmarks": {table.benchmark: bench},
+            "graphs": list(entries.values()),
+            "models": [model] if model and needs_model else [],
+            "run": run,
+        }
+    )
+
+
+def _repeat_dir(out: Path, seed: int, repeats: int) -> Path:
+    return out if repeats == 1 else out / f"repeat-{seed}"
+
+
+def reproduce(
+    table: PaperTable, request: Request, announce: Callable[[str], None] = lambda line: None
+) -> tuple[PublishedTable, list[SweepResult]]:
+    """Run the table's arms (once per repeat), then write reproduce.md / .html beside the sweep."""
+    if runnable_arms(table, request.skip):
+        sweep_spec(table, request, 0)  # a missing --model or --data is refused before anything runs
+    for arm in table.arms:
+        if arm.status == NOT_HERE:
+            announce(f"{table.key}: {arm.label}: not reproducible here: {arm.reason}")
+        elif arm.graph in request.skip:
+            announce(f"{table.key}: {arm.label}: skipped (--skip {arm.graph})")
+    results = []
+    runs_of: dict[str, list[str]] = {}
+    if runnable_arms(table, request.skip):
+        for seed in range(request.repeats):
+            out = _repeat_dir(request.out, seed, request.repeats)
+            spec = sweep_spec(table, request, seed)
+            out.mkdir(parents=True, exist_ok=True)
+            sweep_file = out / SWEEP_YAML
+            sweep_file.write_text(yaml.safe_dump(spec.model_dump(exclude_defaults=True), sort_keys=False))
+            plans = expand(spec, out, sweep_file)
+            for key, plan in zip(
+                dict.fromkeys(map(arm_key, runnable_arms(table, request.skip))), plans, strict=True
+            ):
+                runs_of.setdefault(key, []).append(plan.config.out_dir)
+            results.append(
+                run_sweep(
+                    sweep_file,
+                    out,
+                    use_ray=request.use_ray,
+                    ray_address=request.ray_address,
+                    show_progress=False,
+                )
+            )
+    status = {r.out_dir: r for result in results for r in result.runs}
+    published = PublishedTable(
+        title=f"{table.key} · {table.title}",
+        lines=_header_lines(table, request),
+        columns=table.columns,
+        arms=[_arm_result(table, arm, request, runs_of, status) for arm in table.arms],
+    )
+    write_published_report(published, request.out)
+    return published, results
+
+
+def _header_lines(table: PaperTable, request: Request) -> list[str]:
+    paper = papers()[table.paper]
+    lines = [
+        f"Paper: {paper.title}",
+        f"Numbers: {table.source.table}, lines {table.source.lines} of the paper's text ({paper.seed})",
+        f"Benchmark: {table.benchmark}; data: {request.data}; limit: {request.limit or 'none'}",
+        f"Model for every VLM arm: {request.model or 'none (VLM-free arms only)'}; the paper's model names "
+        "are labels only",
+    ]
+    if request.repeats > 1:
+        lines.append(f"Repeats: {request.repeats} (seeds 0..{request.repeats - 1}, no response cache)")
+    if table.unmapped:
+        lines.append(f"Printed columns with no metric in the suite: {', '.join(table.unmapped)}")
+    if table.notes:
+        lines.append(table.notes)
+    return lines
+
+
+def _arm_result(
+    table: PaperTable, arm: Arm, request: Request, runs_of: dict[str, list[str]], status: dict[str, Any]
+) -> ArmResult:
+    from kinegraph.report.runs import RunData
+
+    result = ArmResult(label=arm.label, published=table.published(arm))
+    if arm.status == NOT_HERE:
+        result.note = f"not reproducible here: {arm.reason}"
+        return result
+    if arm.graph in request.skip:
+        result.note = f"skipped (--skip {arm.graph})"
+        return result
+    dirs = runs_of.get(arm_key(arm), [])
+    finished = [d for d in dirs if status[d].n_predictions > 0]
+    failed = [status[d] for d in dirs if status[d].status == "failed"]
+    if not finished:
+        result.note = "failed: " + "; ".join(str(r.error) for r in failed) if failed else "no predictions"
+        return result
+    result.run = str(Path(finished[0]).relative_to(request.out))
+    for d in finished:
+        data = RunData.load(d)
+        values = {**data.suite.breakdown(data.metrics), **data.suite.headline(data.metrics)}
+        for key in result.published:
+            result.measured.setdefault(key, []).append(values.get(key))
+    return result

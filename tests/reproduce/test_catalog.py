@@ -1,0 +1,47 @@
+"""The published numbers load, name real graphs and options, and are found by `paper:table`."""
+
+from __future__ import annotations
+
+import pytest
+
+from kinegraph.errors import UsageError
+from kinegraph.graphs import graph_spec
+from kinegraph.reproduce import all_tables, find_table, listing, papers
+from kinegraph.reproduce.catalog import Arm
+
+
+def test_five_papers_and_their_numbers():
+    assert sorted(papers()) == ["autodridm", "dsi", "egodyn", "quantiphy", "tad"]
+    vo = next(a for a in find_table("egodyn:table3").arms if a.model == "Visual Odometry")
+    assert find_table("egodyn:table3").published(vo)["balanced_acc"] == pytest.approx(0.638)
+    tcogmap = find_table("tad:table4").arms[7]  # after Human, Chance, GPT-5-mini, Gemini, Qwen-7B, +EP, +CoT
+    assert (tcogmap.label, tcogmap.values[-1]) == ("Qwen2.5-VL-7B · + TCogMap", 62.18)
+
+
+@pytest.mark.parametrize("table", all_tables(), ids=lambda t: t.key)
+def test_every_reproducible_arm_names_a_graph_of_its_benchmark_with_valid_options(table):
+    for arm in table.reproducible:
+        spec = graph_spec(arm.graph)
+        assert arm.graph.startswith(f"{table.benchmark}.")
+        spec.check_options(arm.options)
+
+
+def test_list_names_every_table_with_its_status():
+    text = listing()
+    for table in all_tables():
+        assert table.key in text
+    assert "tad:table10" in text and "not reproducible here" in text.split("tad:table10", 1)[1].split("\n")[0]
+
+
+def test_an_arm_not_reproducible_here_must_say_why():
+    with pytest.raises(ValueError, match="gives a reason"):
+        Arm(model="m", status="not reproducible here", values=[1.0])
+    with pytest.raises(ValueError, match="names its graph"):
+        Arm(model="m", values=[1.0])
+
+
+def test_unknown_paper_or_table():
+    with pytest.raises(UsageError, match="unknown paper 'nosuch'"):
+        find_table("nosuch:table1")
+    with pytest.raises(UsageError, match="tad has: table4"):
+        find_table("tad:table99")
