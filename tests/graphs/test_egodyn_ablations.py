@@ -19,7 +19,7 @@ from kinegraph.media import write_video
 from kinegraph.run import execute as run
 from kinegraph.rundir import PREDICTIONS, read_predictions
 from kinegraph.types import Prediction, RunConfig
-from tests.support.run_data import write_egodyn_world
+from tests.support.run_data import write_egodyn_hf, write_egodyn_world
 from tests.support.text_reader_model import prompt_text, text_reader
 
 N_CLIPS, N_FRAMES = 3, 30
@@ -138,3 +138,24 @@ def test_shuffled_grouped_sends_one_shuffled_request_per_clip(world, tmp_path):
     assert Counter(tuple(frames_seen(b)) for b in bodies) == Counter(orders.values())
     assert orders == _orders(per_question)  # the order is the clip's, whatever the request mode
     assert all(p.trace[0]["node"] == "shuffle_frames" for p in predictions)
+
+
+def test_static_first_records_an_unreadable_clip_as_input_errors(tmp_path):
+    data = write_egodyn_hf(tmp_path / "data", n_clips=2, corrupt=(0,))
+    with OpenAILoopback(responder=text_reader) as server:
+        summary = run(
+            RunConfig(
+                benchmark="egodyn",
+                graph="egodyn.static_first",
+                model="vllm:loopback-vlm",
+                base_url=server.base_url,
+                data=str(data),
+                out_dir=str(tmp_path / "run"),
+                use_cache=False,
+            ),
+            show_progress=False,
+        )
+        assert len(server.requests) == 14  # the readable clip only
+    assert summary.status_counts == {"ok": 14, "input_error": 14}
+    failed = [p for p in read_predictions(tmp_path / "run" / PREDICTIONS) if p.status == "input_error"]
+    assert {p.group for p in failed} == {"TST_Town-0_1_T-1__Comfort__w0"} and all(p.error for p in failed)
