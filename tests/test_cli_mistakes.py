@@ -27,6 +27,12 @@ def mistakes() -> list[tuple[str, str]]:
     return [(m["args"], m["line"]) for m in rows if m]
 
 
+def substitute(arg: str, places: dict[str, str]) -> str:
+    """A placeholder argument as its path, also after `key=` (`ids=PRED`)."""
+    key, sep, value = arg.partition("=")
+    return f"{key}={places[value]}" if sep and value in places else places.get(arg, arg)
+
+
 @pytest.fixture(scope="module")
 def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The doc's placeholders as real paths: a small EgoDyn set, a finished run, an empty folder, ..."""
@@ -72,7 +78,7 @@ def test_the_doc_names_the_mistakes_of_every_command():
 
 @pytest.mark.parametrize(("args", "expected"), mistakes(), ids=[args for args, _ in mistakes()])
 def test_a_mistake_is_one_line_and_exit_2(args: str, expected: str, places: dict[str, str]):
-    argv = [places.get(a, a) for a in shlex.split(args)]
+    argv = [substitute(a, places) for a in shlex.split(args)]
     for name, path in places.items():
         expected = expected.replace(name, path)
     result = CliRunner().invoke(app, argv, prog_name="kinegraph")

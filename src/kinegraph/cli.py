@@ -227,6 +227,13 @@ def run(
         str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4o, vllm:qwen2.5-vl.")
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
+    subset: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Only samples with key=value[,value...] (repeatable: AND across keys); "
+            "ids=FILE lists sample or group ids. Keys per benchmark: docs/suites.md."
+        ),
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 8,
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
@@ -281,6 +288,7 @@ def run(
     import re
 
     from kinegraph.run import execute
+    from kinegraph.subsets import parse_subset, resolve_id_files
     from kinegraph.types import DEVICE_PATTERN, RunConfig
 
     if not re.match(DEVICE_PATTERN, device):
@@ -292,6 +300,7 @@ def run(
         data=data,
         out_dir=str(out),
         limit=limit,
+        subset=resolve_id_files(parse_subset(subset or []), Path.cwd()),
         concurrency=concurrency,
         base_url=base_url,
         cache=cache,

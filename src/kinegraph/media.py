@@ -45,7 +45,7 @@ def even_indices(n_total: int, k: int) -> list[int]:
         raise ValueError(f"need at least one frame, got k={k}")
     if k >= n_total:
         return list(range(n_total))
-    if k == 1:
+    if k == 1:  # upstream's `select_frames` quirk, kept: the middle frame, not I_0 (see egodyn.static_first)
         return [n_total // 2]
     return [round(i * (n_total - 1) / (k - 1)) for i in range(k)]
 

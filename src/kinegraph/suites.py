@@ -91,6 +91,8 @@ class Suite:
     generate: Generate | None = None
     evaluate_files: EvaluateFiles | None = None
     evaluate_flags: tuple[Flag, ...] = ()
+    # `--subset` keys besides `ids`: key name -> the sample's value for it (see kinegraph.subsets)
+    subset_keys: dict[str, Callable[[Sample], str | None]] = field(default_factory=dict)
 
     @property
     def scorer(self) -> str:

@@ -135,6 +135,8 @@ class RunConfig(BaseModel):
     data: str | None = None
     out_dir: str
     limit: int | None = None
+    #: `--subset`: suite key -> accepted values (AND across keys); `ids` -> id files (see kinegraph.subsets)
+    subset: dict[str, list[str]] = Field(default_factory=dict)
     concurrency: int = 8
     base_url: str | None = None
     cache: str | None = None

@@ -24,6 +24,7 @@ from kinegraph.evaluators.autodridm import (
     score,
     score_question,
 )
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -122,4 +123,9 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={
+        "task": lambda s: s.question_id,
+        "level": metadata_key("level"),
+        "source": metadata_key("source_dataset"),
+    },
 )

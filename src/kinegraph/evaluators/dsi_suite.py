@@ -20,6 +20,7 @@ from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
 from kinegraph.benchmarks.synthetic.dsi_world import generate
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -178,4 +179,9 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={
+        "category": metadata_key("category"),
+        "variant": metadata_key("variant"),
+        "video_type": metadata_key("video_type"),
+    },
 )

@@ -16,6 +16,7 @@ from kinegraph.benchmarks.egodyn import load
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.benchmarks.synthetic.egodyn_world import generate
 from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, class_recall_stats
 from kinegraph.types import Prediction, Sample, Status
 
@@ -158,4 +159,10 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={
+        "category": metadata_key("category"),
+        "source": metadata_key("source"),
+        "question": lambda s: s.question_id,
+        "clip": lambda s: s.group,
+    },
 )

@@ -27,6 +27,7 @@ from kinegraph.evaluators.quantiphy import (
     score_file,
     score_frame,
 )
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -143,4 +144,11 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={
+        "category": metadata_key("category"),
+        "dimension": lambda s: f"{s.metadata['dim']}D" if s.metadata.get("dim") else None,
+        "prior": metadata_key("prior_kind"),
+        "source": metadata_key("video_source"),
+        "video": lambda s: s.group,
+    },
 )

@@ -19,6 +19,7 @@ import numpy as np
 from kinegraph.benchmarks.stsbench import GROUPS, load
 from kinegraph.benchmarks.synthetic.stsbench_world import generate
 from kinegraph.evaluators.stsbench import score, score_file
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -180,4 +181,5 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={"group": metadata_key("scenario_group"), "scenario": metadata_key("scenario")},
 )

@@ -21,6 +21,7 @@ from kinegraph.benchmarks.synthetic.tad_world import generate
 from kinegraph.benchmarks.tad import TASKS, load, load_ground_truth
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
+from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
@@ -194,4 +195,10 @@ SUITE = Suite(
     generate=generate,
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    subset_keys={
+        "task": lambda s: s.question_id,
+        "level": metadata_key("level"),
+        "ego": lambda s: "ego" if s.metadata.get("ego") else "non-ego",
+        "scene": lambda s: s.group,
+    },
 )

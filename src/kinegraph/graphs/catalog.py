@@ -35,6 +35,21 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_trajectory=True,
     ),
     _shipped(
+        "egodyn.blind",
+        "egodyn_ablations:build_blind",
+        "the question alone: no frames, no trajectory (Table 3's O=∅ row)",
+    ),
+    _shipped(
+        "egodyn.static_first",
+        "egodyn_ablations:build_static_first",
+        "the clip's first frame I_0 alone (Table 3's static row; num_frames=1 gives the middle frame)",
+    ),
+    _shipped(
+        "egodyn.shuffled",
+        "egodyn_ablations:build_shuffled",
+        "the clip's frames in a seeded random order, recorded in the trace (Table 3's shuffled row)",
+    ),
+    _shipped(
         "egodyn.oracle",
         "egodyn_tools:build_oracle",
         "the labelling rules on the true kinematics, a sanity ceiling for every other graph",

@@ -33,7 +33,8 @@ MAX_TOKENS = 256  # upstream default; reasoning models need more (set on the bac
 BlockFn = Callable[[dict[str, Any]], list[str | None]]
 
 
-def _no_blocks(measurements: dict[str, Any]) -> list[str | None]:
+def no_blocks(measurements: dict[str, Any]) -> list[str | None]:
+    """No text besides the question: the vision-only prompt."""
     return []
 
 
@@ -180,8 +181,12 @@ def vlm_graph(
 def build_vision(
     num_frames: int = 10, grouped: bool = False, max_side: int | None = None
 ) -> CompiledStateGraph:
-    """`egodyn.vision`: frames + question, upstream prompt; one question per request or grouped by clip."""
-    return vlm_graph(num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=_no_blocks)
+    """`egodyn.vision`: frames + question, upstream prompt; one question per request or grouped by clip.
+
+    `num_frames=1` sends the clip's middle frame, as upstream's `select_frames` does; the paper's static
+    row (O = {I_0}) is `egodyn.static_first`.
+    """
+    return vlm_graph(num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=no_blocks)
 
 
 def build_trajectory(

@@ -7,6 +7,7 @@ from typing import Any
 from kinegraph.agents.protocol import Backend
 from kinegraph.graphs import graph_spec
 from kinegraph.graphs.tool_batches import ToolBatches
+from kinegraph.subsets import select
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig, Sample
 
@@ -16,6 +17,8 @@ def load_samples(config: RunConfig) -> list[Sample]:
     if config.data is None:
         raise ValueError(f"--data is required: the {config.benchmark} files to run on")
     samples = suite.load(config.data, **config.loader_options)
+    if config.subset:
+        samples = select(samples, config.subset, suite.subset_keys, config.benchmark)
     graph_spec(config.graph).check_fields(samples, config.data)  # a missing column: one line, before any call
     if config.limit is not None:
         samples = samples[: config.limit]

@@ -3,6 +3,7 @@
 ```yaml
 benchmarks:                      # name -> its files (paths relative to this file)
   egodyn: {data: ./egodyn, limit: 280}
+  quantiphy: {data: ./quantiphy, subset: {dimension: 2D}}   # as --subset; ids: a file beside this one
 graphs:                          # a name, or graph + options (+ benchmarks)
   - egodyn.vision
   - graph: egodyn.trajectory
@@ -32,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kinegraph.errors import DataError
 from kinegraph.graphs import graph_spec
 from kinegraph.registry import UnknownEntryError
+from kinegraph.subsets import check_keys, resolve_id_files
+from kinegraph.suites import suites
 from kinegraph.types import RunConfig
 
 #: RunConfig fields a sweep's `run:` section may set (the rest come from the grid).
@@ -46,6 +49,17 @@ class BenchmarkEntry(_Strict):
     data: str
     limit: int | None = Field(default=None, ge=1)
     loader_options: dict[str, Any] = Field(default_factory=dict)
+    #: as `--subset`: key -> a value or a list of values (`ids`: id files relative to the sweep file)
+    subset: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("subset", mode="before")
+    @classmethod
+    def _subset_values(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        listed = {k: v if isinstance(v, list) else [v] for k, v in value.items()}
+        # YAML reads a numeric id as a number; a value is compared as text
+        return {k: [str(x) if type(x) is int else x for x in v] for k, v in listed.items()}
 
 
 class GraphEntry(_Strict):
@@ -123,6 +137,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
     base = path.parent
     for entry in spec.benchmarks.values():
         entry.data = str((base / entry.data).resolve())
+        entry.subset = resolve_id_files(entry.subset, base)
     if spec.run.get("cache"):
         spec.run["cache"] = str((base / spec.run["cache"]).resolve())
     return spec
@@ -164,6 +179,16 @@ def graph_benchmarks(entry: GraphEntry, spec: SweepSpec, path: str | Path) -> li
     return [family]
 
 
+def check_subset(benchmark: str, entry: BenchmarkEntry, path: str | Path) -> None:
+    """A subset key the benchmark does not declare is refused before the first run (values need the data)."""
+    if not entry.subset:
+        return
+    try:
+        check_keys(entry.subset, suites.get(benchmark).subset_keys, benchmark)
+    except (UnknownEntryError, ValueError) as exc:
+        raise DataError(str(exc), path=path, field=f"benchmarks.{benchmark}.subset") from None
+
+
 def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -> list[PlannedRun]:
     """Every run of the sweep, in file order: graphs x option values x models, per benchmark."""
     out_dir = Path(out_dir)
@@ -183,6 +208,7 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
         models: list[ModelEntry | None] = list(spec.models) if graph.needs_model else [None]
         for benchmark in benchmarks:
             bench = spec.benchmarks[benchmark]
+            check_subset(benchmark, bench, path)
             for options in option_grid({**spec.options, **entry.options}):
                 for model in models:
                     name = run_name(entry.graph, options, model.model if model else None)
@@ -197,6 +223,7 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                             data=bench.data,
                             out_dir=str(out_dir / benchmark / name),
                             limit=bench.limit,
+                            subset=bench.subset,
                             options=options,
                             loader_options=bench.loader_options,
                             **settings,
