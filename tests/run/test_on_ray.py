@@ -117,6 +117,29 @@ def test_loopback_model_graph_same_predictions_and_metrics_as_single_process(ray
     assert on_ray.headline == local.headline and on_ray.headline["balanced_acc"] > 0.5
 
 
+def test_max_cost_on_ray_stops_before_the_budget_is_crossed(ray_address, world, tmp_path):
+    # each answer costs (500 + 1) tokens x $1000/Mtok = $0.501; the 112 questions would cost $56
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai:\n  loopback-vlm: {input: 1000, output: 1000}\n")
+    with OpenAILoopback(responder=text_reader, usage=(500, 1)) as server:
+        config = RunConfig(
+            benchmark="egodyn",
+            graph="egodyn.vision",
+            model="openai:loopback-vlm",
+            base_url=server.base_url,
+            data=str(world),
+            out_dir=str(tmp_path / "ray"),
+            concurrency=16,
+            use_cache=False,
+            max_cost_usd=3.0,
+            model_options={"api_key": "k", "prices": str(prices)},
+        )
+        summary = run_on_ray(config, RayOptions(workers=2), show_progress=False)
+    assert 1 <= server.received and server.received * 0.501 <= 3.0
+    assert summary.status == "budget_exceeded" and summary.usage.cost_usd <= 3.0
+    assert summary.status_counts.get("ok") == server.received
+
+
 def test_workers_cache_rows_merge_into_the_driver_cache(ray_address, world, tmp_path):
     cache = tmp_path / "cache.sqlite"
     with OpenAILoopback(responder=text_reader) as server:

@@ -31,7 +31,7 @@ from kinegraph.run.setup import build_graph, load_samples
 from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
-from kinegraph.types import RunConfig, Sample
+from kinegraph.types import RunConfig, Sample, Status
 
 INSTALL_HINT = "Ray is not installed: pip install 'kinegraph[ray]' (or pip install ray)"
 
@@ -267,7 +267,9 @@ def _drive(
     concurrency = per_worker_concurrency(config.concurrency, n_workers) if needs_model else 1
     cache, rows = cache_snapshot(config) if needs_model else (None, {})
     run_info["ray"].update(workers=n_workers, resources=resources, per_worker_concurrency=concurrency)
-    setup = RunSetup(uuid.uuid4().hex, config, concurrency, [ray.put(rows)])
+    # each worker reserves against its own share of the budget, so together they never cross it
+    budget = None if config.max_cost_usd is None or not needs_model else config.max_cost_usd / n_workers
+    setup = RunSetup(uuid.uuid4().hex, config, concurrency, [ray.put(rows)], budget_usd=budget)
     workers = acquire_workers(ray, resources, n_workers)
     queue, in_flight = deque(shards), {}
     n_new, cost, status, finished = 0, 0.0, "completed", False
@@ -293,7 +295,8 @@ def _drive(
             context.stats.tool_calls += result.tool_calls
             cost += sum(p.usage.cost_usd for p in result.predictions)
             progress.advance(result.predictions, cost)
-            if config.max_cost_usd is not None and cost >= config.max_cost_usd:
+            refused = any(p.status == Status.budget_exceeded for p in result.predictions)
+            if refused or (config.max_cost_usd is not None and cost >= config.max_cost_usd):
                 status = "budget_exceeded"
             submit(worker)
         finished = True

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.agents.protocol import GenerateResponse
+from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.setup import build_graph, tool_batches
@@ -85,6 +86,7 @@ class RunSetup:
     config: RunConfig
     concurrency: int
     cache_rows: list[Any] = field(default_factory=list)
+    budget_usd: float | None = None  # this worker's share of --max-cost, reserved before each request
 
     def graph_key(self) -> str:
         """What the compiled graph and backend depend on: unchanged, a worker keeps its loaded model."""
@@ -107,6 +109,7 @@ class ShardWorker:
         self.graph_key: str | None = None
         self.graph: Any = None
         self.backend: Any = None
+        self.run_backend: Any = None  # the backend behind this run's spending limit, if it has one
         self.cache: SnapshotCache | None = None
         self._lock: asyncio.Lock | None = None
         self._limiter = asyncio.Semaphore(1)
@@ -132,6 +135,9 @@ class ShardWorker:
                 self.cache = SnapshotCache(rows)
             if self.backend is not None:
                 self.backend.cache = self.cache
+            self.run_backend = self.backend
+            if self.backend is not None and setup.budget_usd is not None:
+                self.run_backend = BudgetedBackend(self.backend, SpendingLimit(setup.budget_usd))
             self._limiter = asyncio.Semaphore(setup.concurrency)
             self._groups = asyncio.Semaphore(setup.concurrency)
             self.run_id = setup.run_id
@@ -140,7 +146,7 @@ class ShardWorker:
         """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
         await self._prepare(setup)
         groups_sem, config = self._groups, setup.config
-        context = GraphContext(backend=self.backend, limiter=self._limiter, tools=tool_batches(config))
+        context = GraphContext(backend=self.run_backend, limiter=self._limiter, tools=tool_batches(config))
         start = time.perf_counter()
         stamp = {"graph": config.graph, "model": config.model}
 
