@@ -169,6 +169,11 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "the video's frames and the official RAWQA prompt",
     ),
     _shipped(
+        "dsi.ffr",
+        "dsi:build_ffr",
+        "the paper's free-form reasoning setting: the FFR prompt, <think> then <answer>, scored as RAWQA",
+    ),
+    _shipped(
         "dsi.tools",
         "dsi:build_tools",
         "plus the camera's self-motion measured by dense optical flow (non-official)",
