@@ -184,6 +184,11 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "the image and the paper's prompts",
     ),
     _shipped(
+        "autodridm.few_shot",
+        "autodridm_few_shot:build_few_shot",
+        "the paper's k-shot setting: `shots` same-task exemplars (image, answer) drawn by `seed`",
+    ),
+    _shipped(
         "autodridm.tools",
         "autodridm:build_tools",
         "plus measured illumination and lit-lamp cues (non-official)",
