@@ -144,12 +144,13 @@ def test_scene_cot_chains_four_turns_per_keysegment(tad_world, kinegraph, tmp_pa
     assert set(PHRASES) == set(TAD_ACTIONS)
 
 
-def test_tcogmap_without_poses_is_an_input_error(tad_world, kinegraph, tmp_path):
+def test_tcogmap_without_poses_is_refused_before_any_call(tad_world, kinegraph, tmp_path):
     with OpenAILoopback(responder=tad_reader) as server:
-        out = kinegraph(
+        result = kinegraph(
             "run", "tad", "--graph", "tad.tcogmap_only", "--model", "vllm:x", "--base-url", server.base_url,
             "--data", tad_world[0], "--out", tmp_path / "np", "--no-cache", "--no-progress", "--limit", "5",
-        ).output  # fmt: skip
+            expect=2,
+        )  # fmt: skip
         assert len(server.requests) == 0
-    assert '"input_error": 5' in out
-    assert all("nuscenes_root" in p["error"] for p in _predictions(tmp_path / "np"))
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {tad_world[0]}: field 'ego_poses': empty for tad/")

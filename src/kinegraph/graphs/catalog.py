@@ -27,12 +27,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "egodyn:build_trajectory",
         "plus the ego trajectory as text (`text_only`: the paper's O=∅ ablation)",
         needs_trajectory=True,
+        needs_fields=("features",),
     ),
     _shipped(
         "egodyn.text_only",
         "egodyn:build_text_only",
         "the trajectory text without frames (Table 4's O=∅ row)",
         needs_trajectory=True,
+        needs_fields=("features",),
     ),
     _shipped(
         "egodyn.blind",
@@ -88,7 +90,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
     _shipped(
         "egodyn.measured_trajectory",
         "egodyn_measured:build_measured_trajectory",
-        "`egodyn.trajectory` with the trajectory measured from the clip's frames instead of the true one",
+        "`egodyn.trajectory` with the trajectory measured from the clip's frames, not read from the data",
     ),
     _shipped(
         "egodyn.tool_calls",
@@ -99,11 +101,13 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy.zero_shot",
         "quantiphy:build_zero_shot",
         "the official v3 prompt with the video's frames (all of them by default)",
+        needs_fields=("ground_truth_prior",),
     ),
     _shipped(
         "quantiphy.prior_only",
         "quantiphy:build_prior_only",
         "v1, the same prompt without frames (the paper's video ablation)",
+        needs_fields=("ground_truth_prior",),
     ),
     _shipped(
         "quantiphy.counterfactual",
@@ -114,7 +118,8 @@ SHIPPED: tuple[GraphSpec, ...] = (
     _shipped(
         "quantiphy.cot",
         "quantiphy:build_cot",
-        "the three structured sub-questions, then the main question",
+        "the three structured sub-questions (from the prior when the data has none), then the main question",
+        needs_fields=("ground_truth_prior",),
     ),
     _shipped(
         "quantiphy.oracle_tracks",
@@ -132,11 +137,13 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy.tools",
         "quantiphy_tools:build_tools",
         'VLM grounding -> tracker -> calculator -> "[value] [unit]"',
+        needs_fields=("ground_truth_prior",),
     ),
     _shipped(
         "quantiphy.hybrid",
         "quantiphy_tools:build_hybrid",
         "the tool answer when the measurement succeeds, else the VLM's zero-shot answer",
+        needs_fields=("ground_truth_prior",),
     ),
     _shipped(
         "tad.baseline",
@@ -152,16 +159,19 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "tad.ego_pose",
         "tad:build_ego_pose",
         "the baseline plus the raw ego poses as text (the paper's +EP ablation)",
+        needs_fields=("ego_poses",),
     ),
     _shipped(
         "tad.tcogmap",
         "tad:build_tcogmap",
         "keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment)",
+        needs_fields=("ego_poses",),
     ),
     _shipped(
         "tad.tcogmap_only",
         "tad:build_tcogmap_only",
         "blind stand-in plus the cognitive map, no frames (the paper's Figure 4 probe)",
+        needs_fields=("ego_poses",),
     ),
     _shipped(
         "tad.scene_cot",
@@ -182,20 +192,36 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "dsi.baseline",
         "dsi:build_baseline",
         "the video's frames and the official RAWQA prompt",
+        needs_fields=("options_text",),
+    ),
+    _shipped(
+        "dsi.ffr",
+        "dsi:build_ffr",
+        "the paper's free-form reasoning setting: the FFR prompt, <think> then <answer>, scored as RAWQA",
+        needs_fields=("options_text",),
     ),
     _shipped(
         "dsi.tools",
         "dsi:build_tools",
         "plus the camera's self-motion measured by dense optical flow (non-official)",
+        needs_fields=("options_text",),
     ),
     _shipped(
         "autodridm.baseline",
         "autodridm:build_baseline",
         "the image and the paper's prompts",
+        needs_fields=("image_name", "options_text"),
+    ),
+    _shipped(
+        "autodridm.few_shot",
+        "autodridm_few_shot:build_few_shot",
+        "the paper's k-shot setting: `shots` same-task exemplars (image, answer) drawn by `seed`",
+        needs_fields=("image_name", "options_text"),
     ),
     _shipped(
         "autodridm.tools",
         "autodridm:build_tools",
         "plus measured illumination and lit-lamp cues (non-official)",
+        needs_fields=("image_name", "options_text"),
     ),
 )

@@ -1,10 +1,17 @@
-"""DSI-Bench graphs: the official RAWQA prompt, and the same with the camera's measured self-motion.
+"""DSI-Bench graphs: the official RAWQA prompt, the paper's FFR prompt, and RAWQA with measured self-motion.
 
 A group is one metadata row: its four variants (std, hflip, reverse, reverse_hflip), each a different
 video, so every question decodes its own clip (frames at the official 5 fps sampling, at most
 `max_frames`, evenly thinned). As upstream, an answer without `<answer>X</answer>` is asked again (the first
 ask and up to 10 retries; re-asks sample at temperature 1 so that they can differ, upstream relied on API
 nondeterminism) and becomes "E" (always wrong) when none parses.
+
+`dsi.ffr` is the paper's free-form reasoning setting (Appendix A.2): the same request with the FFR
+instructions, which ask for `<think>` reasoning before `<answer>`. Upstream ships no FFR code; its answer
+regex searches the whole reply, so the same extraction, retries and "E" apply (the first `<answer>X</answer>`
+counts, even one quoted inside the reasoning, as `re.search` does; reasoning cut off at the token limit
+leaves no answer and is asked again), and the suite scores it as RAWQA (Tables 2 and A.1 compare the two
+on the same metrics).
 
 `dsi.tools` (non-official) adds what the benchmark probes, self-motion vs object motion: the camera's
 own motion measured from the same frames by dense optical flow (`tools.camera_motion`), as a text block
@@ -24,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
-from kinegraph.benchmarks.dsi import VIDEO_SAMPLING_FPS, build_prompt
+from kinegraph.benchmarks.dsi import RAWQA_PROMPT, VIDEO_SAMPLING_FPS, build_prompt
 from kinegraph.errors import DataError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, MAX_ATTEMPTS, extract_answer
 from kinegraph.graphs.nodes import ask, fan_out, prediction
@@ -36,6 +43,23 @@ MAX_NEW_TOKENS = 2048  # the official max_length
 MAX_FRAMES = 32
 
 ToolBlock = Callable[[np.ndarray, FrameRecord], str | None]
+
+# The FFR system prompt of the paper (Appendix A.2), with the typeset quotes (‘‘ ’’, ’A’) as the ASCII
+# quotes of the repo's RAWQA text and, like that text, a final newline, so that the message layout is
+# upstream's. Kept verbatim: lower-case "please", and "your response should only be '<answer>A</answer>'"
+# although the same prompt asks for reasoning first (the paper's own contradiction).
+FFR_PROMPT = (
+    "You are a vision-language expert.\n"
+    "You are given a clip of video and your task is to answer a question about the video.\n"
+    "please provide your reasons step by step in details, then provide *ONE* correct answer selecting "
+    "from the options.\n"
+    "You only need to provide *ONE* correct answer selecting from the options listed below. For example, "
+    "if you think the correct answer is 'A' from 'A. Above B. Under C. Front D. Behind', your response "
+    "should only be '<answer>A</answer>'.\n"
+    "Please answer the question in this format strictly:\n"
+    "<think>[replace your reasoning here]</think>\n"
+    "<answer>[replace your answer here, A, B, C, or D]</answer>\n"
+)
 
 
 def sampled_media(media: Media, fps: float, max_frames: int) -> Media:
@@ -94,9 +118,11 @@ def ground_motion_sentence(frames: np.ndarray, record: FrameRecord) -> str:
     )
 
 
-def prompt_text(sample: Sample, block: str | None) -> str:
-    """The official text; a tool block goes between the instructions and the question."""
-    official = build_prompt(sample.question, sample.context.get("options_text", ""))
+def prompt_text(sample: Sample, block: str | None, instructions: str = RAWQA_PROMPT) -> str:
+    """The official text with `instructions` in place of RAWQA's; a tool block goes between the
+    instructions and the question."""
+    rawqa = build_prompt(sample.question, sample.context.get("options_text", ""))
+    official = instructions + rawqa.removeprefix(RAWQA_PROMPT)
     if block is None:
         return official
     head, sep, question = official.partition("\nQuestion:\n")
@@ -111,7 +137,9 @@ def _decode(sample: Sample, max_frames: int) -> tuple[np.ndarray, FrameRecord, l
     return frames, record, [encode_image(f) for f in frames]
 
 
-def answer_question(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> Callable[..., Any]:
+def answer_question(
+    tool: ToolBlock | None, max_frames: int, max_attempts: int, instructions: str = RAWQA_PROMPT
+) -> Callable[..., Any]:
     """Decode this variant's video, (measure,) ask until `<answer>X</answer>` parses, record the letter."""
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -122,7 +150,7 @@ def answer_question(tool: ToolBlock | None, max_frames: int, max_attempts: int) 
             block = await asyncio.to_thread(tool, frames, record) if tool is not None else None
         except (DataError, OSError, ValueError) as exc:
             return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
-        text = prompt_text(sample, block)
+        text = prompt_text(sample, block, instructions)
         trace: list[dict[str, Any]] = [{"node": "answer_question", "prompt": text, "n_images": len(images)}]
         usage, raw, letter = Usage(), None, None
         for attempt in range(max_attempts):
@@ -162,11 +190,13 @@ def answer_question(tool: ToolBlock | None, max_frames: int, max_attempts: int) 
     return answer
 
 
-def _graph(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> CompiledStateGraph:
+def _graph(
+    tool: ToolBlock | None, max_frames: int, max_attempts: int, instructions: str = RAWQA_PROMPT
+) -> CompiledStateGraph:
     if max_attempts < 1 or max_frames < 2:
         raise ValueError(f"need max_attempts >= 1 and max_frames >= 2, got {max_attempts}, {max_frames}")
     graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("answer_question", answer_question(tool, max_frames, max_attempts))
+    graph.add_node("answer_question", answer_question(tool, max_frames, max_attempts, instructions))
     graph.add_conditional_edges(START, fan_out("answer_question"), ["answer_question"])
     graph.add_edge("answer_question", END)
     return graph.compile()
@@ -175,6 +205,11 @@ def _graph(tool: ToolBlock | None, max_frames: int, max_attempts: int) -> Compil
 def build_baseline(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_ATTEMPTS) -> CompiledStateGraph:
     """`dsi.baseline`: the video's frames and the official RAWQA prompt."""
     return _graph(None, max_frames, max_attempts)
+
+
+def build_ffr(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_ATTEMPTS) -> CompiledStateGraph:
+    """`dsi.ffr`: the paper's free-form reasoning setting, `<think>` then `<answer>` (FFR prompt)."""
+    return _graph(None, max_frames, max_attempts, FFR_PROMPT)
 
 
 def build_tools(max_frames: int = MAX_FRAMES, max_attempts: int = MAX_ATTEMPTS) -> CompiledStateGraph:

@@ -133,16 +133,31 @@ class GraphSpec:
         return checked
 
     def check_fields(self, samples: Sequence[Sample], source: str | None) -> None:
-        """A DataError in one line naming `source` and the first of `needs_fields` the data lacks."""
+        """A DataError in one line naming `source` and the first of `needs_fields` the data lacks: absent
+        from the samples' context, or empty in one of them (the loaders write None for what is not there)."""
         for field in self.needs_fields:
             if any(field not in s.context for s in samples):
                 raise DataError(
                     f"column missing: graph {self.name} reads it from every row", path=source, field=field
                 )
+            empty = next((s for s in samples if _empty(s.context[field])), None)
+            if empty is not None:
+                raise DataError(
+                    f"empty for {empty.id}: graph {self.name} reads it from every row",
+                    path=source,
+                    field=field,
+                )
 
     def build(self, options: Mapping[str, Any]) -> CompiledStateGraph:
         """The compiled graph for `options`, once they pass `check_options`."""
         return self.builder(**self.check_options(options))
+
+
+def _empty(value: Any) -> bool:
+    """None, or a string, list or mapping with nothing in it."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value is None or (isinstance(value, list | tuple | dict) and not value)
 
 
 def user_graph_spec(target: str) -> GraphSpec:
