@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kinegraph.errors import UsageError
 from kinegraph.graphs import graph_spec
-from kinegraph.reproduce import all_tables, find_table, listing, papers
+from kinegraph.reproduce import all_tables, find_table, listing, pages, papers
 from kinegraph.reproduce.catalog import Arm
 
 
@@ -45,3 +47,11 @@ def test_unknown_paper_or_table():
         find_table("nosuch:table1")
     with pytest.raises(UsageError, match="tad has: table4"):
         find_table("tad:table99")
+
+
+@pytest.mark.parametrize("paper", ["autodridm", "dsi", "egodyn", "quantiphy", "tad"])
+def test_each_papers_page_lists_what_the_catalog_holds(paper):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "papers" / f"{paper}.md").read_text()
+    generated = page.split(pages.BEGIN + "\n", 1)[1].split(pages.END, 1)[0]
+    assert generated == pages.section(paper), "regenerate: python -m kinegraph.reproduce.pages docs/papers"
+    assert f"kinegraph reproduce {paper}:" in generated or "not reproducible here" in generated
