@@ -250,6 +250,14 @@ def run(
             help="Backend option key=value (transport=sdk, timeout_s=300, max_concurrency=16, ...)."
         ),
     ] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(help="A model role of the graph on its own model: NAME=PROVIDER:MODEL (repeatable)."),
+    ] = None,
+    role_option: Annotated[
+        list[str] | None,
+        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
+    ] = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
@@ -287,6 +295,7 @@ def run(
     import json
     import re
 
+    from kinegraph.roles import parse_roles
     from kinegraph.run import execute
     from kinegraph.subsets import parse_subset, resolve_id_files
     from kinegraph.types import DEVICE_PATTERN, RunConfig
@@ -310,6 +319,7 @@ def run(
         options=parse_options(option),
         loader_options=parse_options(data_option),
         model_options=parse_options(model_option),
+        roles=parse_roles(role or [], role_option or []),
         device=device,
     )
     if dry_run:
@@ -553,6 +563,14 @@ def serve(
         str | None,
         typer.Option(envvar="KINEGRAPH_SERVE_BASE_URL", help="Server URL for vllm / OpenAI-compatible."),
     ] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(help="A model role on its own model: NAME=PROVIDER:MODEL (repeatable)."),
+    ] = None,
+    role_option: Annotated[
+        list[str] | None,
+        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
+    ] = None,
     graph: Annotated[
         list[str] | None,
         typer.Option("--graph", "-g", help="Serve only these graphs (or package.module:build)."),
@@ -583,6 +601,7 @@ def serve(
     ] = 30.0,
 ) -> None:
     """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
+    from kinegraph.roles import parse_roles
     from kinegraph.serve import ServeSettings, load_api_keys
     from kinegraph.serve import serve as run_server
 
@@ -590,6 +609,7 @@ def serve(
         settings = ServeSettings(
             model=model,
             base_url=base_url,
+            roles=parse_roles(role or [], role_option or []),
             cache=cache,
             graphs=tuple(graph or ()),
             default_graph=default_graph if not graph or default_graph in graph else graph[0],

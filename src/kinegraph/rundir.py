@@ -32,7 +32,7 @@ OFFICIAL = "official"
 LOCK = "run.lock"
 
 #: The config fields a resumed run must share with the run in its directory (the rest may change).
-RESUME_FIELDS = ("benchmark", "graph", "model", "data", "options", "loader_options")
+RESUME_FIELDS = ("benchmark", "graph", "model", "roles", "data", "options", "loader_options")
 
 
 class RunDirBusy(UsageError):
@@ -72,8 +72,9 @@ def lock_run_dir(out_dir: Path) -> Iterator[None]:
 
 
 def check_resumable(config: RunConfig) -> None:
-    """Refuse to resume into a directory whose run.json records another benchmark, graph, model, data,
-    graph options or loader options: the two runs' predictions would be mixed and scored as one."""
+    """Refuse to resume into a directory whose run.json records another benchmark, graph, model, model
+    roles, data, graph options or loader options: the two runs' predictions would be mixed and scored
+    as one."""
     out_dir = Path(config.out_dir)
     stored = (read_json(out_dir / RUN_JSON) or {}).get("config")
     if not isinstance(stored, dict):
@@ -94,6 +95,8 @@ def check_resumable(config: RunConfig) -> None:
 def _same(field: str, stored: Any, asked: Any) -> bool:
     if stored == asked:
         return True
+    if field == "roles":  # run.json written before roles existed holds none
+        return (stored or {}) == (asked or {})
     if field == "data" and stored is not None and asked is not None:
         return Path(stored).resolve() == Path(asked).resolve()
     return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -9,6 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 JsonDict = dict[str, Any]
+
+#: The model role a graph with one backend uses; `--model` fills it (and every role not named otherwise).
+DEFAULT_ROLE = "backend"
 
 
 class Status(StrEnum):
@@ -119,11 +123,34 @@ class Prediction(BaseModel):
     trace: list[JsonDict] = Field(default_factory=list)
     frames: FrameRecord | None = None
     usage: Usage = Field(default_factory=Usage)
+    #: `usage` split by model role, for graphs with several roles (empty: all of it is the default role's)
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
     latency_s: float = 0.0
     metadata: JsonDict = Field(default_factory=dict)
 
 
+def usage_per_role(predictions: Iterable[Prediction]) -> dict[str, Usage]:
+    """Usage summed per model role over `predictions`; roles that made no request are left out."""
+    totals: dict[str, Usage] = {}
+    for p in predictions:
+        for role, usage in (p.usage_by_role or {DEFAULT_ROLE: p.usage}).items():
+            if usage.requests or usage.cached_requests or usage.cost_usd:
+                totals[role] = totals.get(role, Usage()) + usage
+    return totals
+
+
 DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
+
+
+class RoleModel(BaseModel):
+    """The backend of one named model role (`--role NAME=PROVIDER:MODEL`, `--role-option NAME.key=value`):
+    its own server URL and backend options; nothing is inherited from `--base-url` or `--model-option`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    base_url: str | None = None
+    options: JsonDict = Field(default_factory=dict)
 
 
 class RunConfig(BaseModel):
@@ -147,6 +174,8 @@ class RunConfig(BaseModel):
     options: JsonDict = Field(default_factory=dict)
     loader_options: JsonDict = Field(default_factory=dict)
     model_options: JsonDict = Field(default_factory=dict)
+    #: named model roles (e.g. Scene-CoT's `answerer`); the graph's other roles run on `model`
+    roles: dict[str, RoleModel] = Field(default_factory=dict)
     #: where GPU tools run: "auto" (CUDA when present, else CPU), "cpu", "cuda" or "cuda:N"
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 

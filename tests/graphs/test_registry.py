@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.registry import UnknownEntryError
+from kinegraph.types import RoleModel
 
 VLM_FREE = {
     "egodyn.oracle",
@@ -87,7 +88,70 @@ def test_flags_of_the_shipped_graphs():
     assert {s.name for s in specs if s.needs_gpu} == {"egodyn.gpu_flow"}
     assert {s.name for s in specs if s.needs_trajectory} == {"egodyn.trajectory", "egodyn.text_only"}
     assert {s.model_roles for s in specs if s.name in VLM_FREE} == {()}
-    assert {s.model_roles for s in specs if s.name not in VLM_FREE} == {("backend",)}
+    several = {s.name: (s.model_roles, s.own_model_roles) for s in specs if len(s.model_roles) > 1}
+    assert several == {
+        "tad.scene_cot": (("captioner", "answerer"), ()),
+        "stsbench.scene_cot": (("captioner", "answerer"), ()),
+        "autodridm.explained": (("backend", "analyzer"), ("analyzer",)),
+    }
+    assert {s.model_roles for s in specs if s.name not in VLM_FREE | set(several)} == {("backend",)}
+
+
+def test_roles_are_filled_by_name_else_by_the_runs_model():
+    answerer = RoleModel(model="vllm:qwen2.5-14b-instruct-1m")
+    assert graph_spec("tad.scene_cot").resolve_roles("vllm:vl", {"answerer": answerer}) == {
+        "captioner": "vllm:vl",
+        "answerer": "vllm:qwen2.5-14b-instruct-1m",
+    }
+    assert graph_spec("tad.scene_cot").resolve_roles(None, {"captioner": answerer, "answerer": answerer}) == {
+        "captioner": "vllm:qwen2.5-14b-instruct-1m",
+        "answerer": "vllm:qwen2.5-14b-instruct-1m",
+    }
+    assert graph_spec("egodyn.oracle").resolve_roles(None, {}) == {}
+
+
+@pytest.mark.parametrize(
+    ("graph", "model", "roles", "message"),
+    [
+        (
+            "egodyn.vision",
+            "vllm:a",
+            ["answerer"],
+            "graph egodyn.vision has no model role 'answerer' (roles: backend)",
+        ),
+        (
+            "egodyn.oracle",
+            None,
+            ["backend"],
+            "graph egodyn.oracle has no model role 'backend' (roles: none, it",
+        ),
+        (
+            "autodridm.explained",
+            "vllm:a",
+            [],
+            "graph autodridm.explained needs --role analyzer=PROVIDER:MODEL (the",
+        ),
+        (
+            "tad.scene_cot",
+            None,
+            ["answerer"],
+            "graph 'tad.scene_cot' needs a model for role 'captioner': pass",
+        ),
+        ("egodyn.vision", None, [], "graph 'egodyn.vision' needs a model: pass --model PROVIDER:MODEL"),
+    ],
+)
+def test_a_role_the_graph_lacks_or_cannot_fill_is_refused_in_one_line(graph, model, roles, message):
+    named = {role: RoleModel(model="vllm:b") for role in roles}
+    with pytest.raises(ValueError) as excinfo:
+        graph_spec(graph).resolve_roles(model, named)
+    assert str(excinfo.value).startswith(message) and "\n" not in str(excinfo.value)
+
+
+def test_a_spec_whose_roles_contradict_its_flags_is_refused():
+    with pytest.raises(ValueError, match="needs no model but declares roles"):
+        GraphSpec("x.y", "kinegraph.graphs.tad:build_baseline", "d", needs_model=False, model_roles=("a",))
+    with pytest.raises(ValueError, match="own_model_roles must be among"):
+        GraphSpec("x.y", "kinegraph.graphs.tad:build_baseline", "d", own_model_roles=("judge",))
 
 
 def test_an_unknown_option_is_refused_in_one_line_naming_the_options():

@@ -8,10 +8,12 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.protocol import GenerateResponse
+from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
 from kinegraph.run.ray_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
 from kinegraph.run.setup import load_samples
-from kinegraph.types import RunConfig
+from kinegraph.types import RoleModel, RunConfig
 from tests.support.run_data import write_egodyn_world
+from tests.support.suite_readers import tad_reader
 from tests.support.text_reader_model import text_reader
 
 
@@ -79,3 +81,26 @@ def test_worker_answers_shards_and_keeps_its_graph_across_runs(world, tmp_path):
     # new responses come back as cache rows with the shard that made them
     assert len(first.cache_rows) == 14 and {r[1:3] for r in first.cache_rows} == {("vllm", "loopback-vlm")}
     assert same_graph and kept and rebuilt
+
+
+def test_worker_runs_each_role_on_its_own_backend(tmp_path):
+    tad, nus = write_tad_world(tmp_path / "tad", n_scenes=1, seed=0)
+    with OpenAILoopback(responder=tad_reader) as vlm, OpenAILoopback(responder=tad_reader) as llm:
+        config = RunConfig(
+            benchmark="tad",
+            graph="tad.scene_cot",
+            model="vllm:captioner",
+            base_url=vlm.base_url,
+            roles={"answerer": RoleModel(model="vllm:answerer", base_url=llm.base_url)},
+            data=str(tad),
+            loader_options={"nuscenes_root": str(nus)},
+            out_dir=str(tmp_path / "run"),
+        )
+        samples = load_samples(config)[:3]
+        result = asyncio.run(ShardWorker().run_shard(RunSetup("run-1", config, 4), samples))
+        captioning, answering = len(vlm.requests), len(llm.requests)
+    assert answering == 3 and captioning % 4 == 0 and captioning > 0
+    assert all(p.usage_by_role["answerer"].requests == 1 for p in result.predictions)
+    # the worker's snapshot cache took each role's new responses, under each role's model
+    models = [r[1:3] for r in result.cache_rows]
+    assert models.count(("vllm", "answerer")) == 3 and models.count(("vllm", "captioner")) == captioning

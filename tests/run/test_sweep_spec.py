@@ -8,6 +8,7 @@ import pytest
 
 from kinegraph.errors import DataError
 from kinegraph.run.sweep_spec import expand, load_sweep, option_grid, run_name
+from kinegraph.types import RoleModel
 from tests.support.run_data import write_graph_module
 
 
@@ -98,6 +99,15 @@ def test_option_grid_and_names():
         ),
         ("benchmarks: {egodyn: {data: d}\ngraphs: [", "sweep.yaml:"),
         ("benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision, egodyn.vision]\nmodels: [a:b]\n", "share"),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.vision]\n"
+            "models: [{model: a:b, roles: {answerer: a:c}}]\n",
+            "'models.0'.*no graph of the sweep has model role 'answerer'",
+        ),
+        (
+            "benchmarks: {autodridm: {data: d}}\ngraphs: [autodridm.explained]\nmodels: [a:b]\n",
+            "'graphs.0'.*needs --role analyzer=PROVIDER:MODEL",
+        ),
     ],
 )
 def test_bad_sweep_files_name_file_and_field(tmp_path, text, message):
@@ -105,3 +115,27 @@ def test_bad_sweep_files_name_file_and_field(tmp_path, text, message):
     with pytest.raises(DataError, match=message) as info:
         expand(load_sweep(path), tmp_path / "out", path)
     assert str(path) in str(info.value)
+
+
+def test_a_models_roles_go_to_the_graphs_that_have_them(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        benchmarks: {egodyn: {data: e}, tad: {data: t}}
+        graphs: [egodyn.vision, tad.scene_cot]
+        models:
+          - vllm:vl
+          - {model: vllm:vl, roles: {answerer: vllm:llm}}
+          - {model: vllm:vl, roles: {answerer: {model: vllm:big, base_url: "http://b:1/v1"}}}
+        """,
+    )
+    runs = expand(load_sweep(path), tmp_path / "out", path)
+    assert [r.name for r in runs] == [
+        "egodyn.vision__vllm-vl",
+        "tad.scene_cot__vllm-vl",
+        "tad.scene_cot__vllm-vl__answerer=vllm-llm",
+        "tad.scene_cot__vllm-vl__answerer=vllm-big",
+    ]
+    assert runs[0].config.roles == {} and runs[1].config.roles == {}
+    assert runs[2].config.roles == {"answerer": RoleModel(model="vllm:llm")}
+    assert runs[3].config.roles == {"answerer": RoleModel(model="vllm:big", base_url="http://b:1/v1")}

@@ -7,6 +7,7 @@ import pytest
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.service import QAService, served_options
 from kinegraph.serve.settings import ServeSettings
+from kinegraph.types import RoleModel
 
 
 @pytest.fixture
@@ -52,3 +53,25 @@ def test_the_listing_comes_from_the_specs(service):
     )
     probes = next(o for o in infos["egodyn.tools"].options if o.name == "probes")
     assert (probes.type, probes.default) == ("Sequence[str]", "('vo', 'flow', 'tcogmap')")
+
+
+def test_a_graph_whose_role_nothing_fills_is_unavailable_until_the_server_names_it():
+    url, graphs = "http://127.0.0.1:9/v1", ("autodridm.baseline", "autodridm.explained")
+    common = {"model": "vllm:vl", "base_url": url, "graphs": graphs, "default_graph": graphs[0]}
+    plain = QAService(ServeSettings(**common))
+    assert {g.name: g.available for g in plain.graph_infos()} == {
+        "autodridm.baseline": True,
+        "autodridm.explained": False,
+    }
+    with pytest.raises(ServeError) as excinfo:
+        plain.served("autodridm.explained")
+    assert excinfo.value.status == 503
+    assert "needs --role analyzer=PROVIDER:MODEL" in excinfo.value.message
+
+    judge = RoleModel(model="vllm:judge", base_url=url)
+    named = QAService(ServeSettings(**common, roles={"analyzer": judge}))
+    assert all(g.available for g in named.graph_infos())
+    assert named.served("autodridm.explained").name == "autodridm.explained"
+    assert f"{named.roles['analyzer'].provider}:{named.roles['analyzer'].model}" == "vllm:judge"
+    with pytest.raises(ValueError, match="--role analyzer: no served graph has that model role"):
+        QAService(ServeSettings(**{**common, "graphs": graphs[:1]}, roles={"analyzer": judge}))

@@ -24,6 +24,7 @@ from kinegraph.evaluators.autodridm import (
     score,
     score_question,
 )
+from kinegraph.evaluators.autodridm_tags import tag_distribution
 from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
@@ -35,7 +36,13 @@ def raw_by_id(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> d
 
 
 def score_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> dict[str, Any]:
-    return score(samples, raw_by_id(samples, predictions))
+    """The scores; with an analyzer model in the run, also its (non-official) `error_tags` distribution."""
+    metrics = score(samples, raw_by_id(samples, predictions))
+    known = {s.id for s in samples}
+    tags = tag_distribution([p for p in predictions if p.sample_id in known])
+    if tags is not None:
+        metrics["error_tags"] = tags
+    return metrics
 
 
 def export_official(

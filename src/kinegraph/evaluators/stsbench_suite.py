@@ -32,12 +32,18 @@ def _record(sample: Sample) -> dict[str, Any]:
     return {"scenario": sample.metadata["scenario"], **{b: {} for b in present}}
 
 
+def scored_text(prediction: Prediction) -> str:
+    """What upstream's scorer reads: the raw output ("" if none), or the answer a graph extracted from
+    it where the raw text does not start with the letter (Scene-CoT's `official_prediction`)."""
+    return str(prediction.metadata.get("official_prediction", prediction.raw or ""))
+
+
 def answer_records(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[dict[str, Any]]:
-    """Upstream prediction records `{prediction, gt_letter, gt_text, man_id}` (raw text, "" if none)."""
+    """Upstream prediction records `{prediction, gt_letter, gt_text, man_id}` (`scored_text`)."""
     by_id = {p.sample_id: p for p in predictions}
     return [
         {
-            "prediction": by_id[s.id].raw or "",
+            "prediction": scored_text(by_id[s.id]),
             "gt_letter": s.answer,
             "gt_text": s.metadata.get("answer_text"),
             "man_id": s.metadata["man_id"],
@@ -90,7 +96,7 @@ def breakdown(metrics: dict[str, Any]) -> dict[str, float | None]:
 
 def is_right(sample: Sample, prediction: Prediction) -> bool:
     """Upstream's test: the first character of the raw output is the letter (empty = wrong in runs)."""
-    raw = prediction.raw or ""
+    raw = scored_text(prediction)
     return bool(raw) and raw[0].lower() == str(sample.answer)[0].lower()
 
 

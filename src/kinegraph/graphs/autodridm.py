@@ -1,8 +1,11 @@
-"""AutoDriDM graphs: the paper's prompts (Figure 13), and the same with measured image cues.
+"""AutoDriDM graphs: the paper's prompts (Figure 13), with the paper's analyzer, or with image cues.
 
 A graph runs on one image: it is decoded and encoded once and every question on it (up to six tasks)
 is asked in its own branch, with the single- or multi-select system prompt and the paper's user text.
 Answers are read with kinegraph's (non-official) AutoDriDM parser.
+
+`autodridm.explained` answers as the baseline does, then asks a second model, the `analyzer` role, to tag
+the reasoning with the paper's error modes (`graphs.autodridm_analyzer`).
 
 `autodridm.tools` (non-official) measures the image first (`tools.image_cues`: illumination from the
 sky's luma, a lit traffic-light lamp from saturated signal hues) and writes the cues above the question:
@@ -22,13 +25,14 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, user_prompt
 from kinegraph.evaluators.autodridm import parse_letters
+from kinegraph.graphs.autodridm_analyzer import analyze_reasoning
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
-from kinegraph.types import Status
+from kinegraph.types import Prediction, Status
 
 MAX_NEW_TOKENS = 1024
 
@@ -50,39 +54,53 @@ def answer_question() -> Callable[..., Any]:
     """One question: system prompt by kind, image then the paper's user text (after any cue block)."""
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-        sample, start = state["sample"], time.perf_counter()
-        multi = bool(sample.metadata.get("multi_select"))
-        cues = state["measurements"].get("image_cues")
-        text = user_prompt(sample) if cues is None else f"{cues}\n\n{user_prompt(sample)}"
-        system = SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE
-        request = GenerateRequest(
-            messages=[
-                Message(role="system", content=system),
-                Message(role="user", content=[*state["images"], TextPart(text=text)]),
-            ],
-            max_tokens=MAX_NEW_TOKENS,
-            metadata={"sample_id": sample.id},
-        )
-        response, error = await ask(runtime, request)
-        trace = [{"node": "answer_question", "prompt": text, "system": "multi" if multi else "single"}]
-        if response is None:
-            return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
-        trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
-        letters = parse_letters(response.text, multi)
-        answer: str | list[str] | None = letters if multi else (letters[0] if letters else None)
-        result = prediction(
-            sample,
-            raw=response.text,
-            answer=answer if letters else None,
-            status=Status.ok if letters else Status.parse_failure,
-            trace=trace,
-            frames=state["frame_record"],
-            usage=response.usage,
-            latency_s=time.perf_counter() - start,
-        )
-        return {"results": [result]}
+        return {"results": [await ask_question(state, runtime)]}
 
     return answer
+
+
+def answer_and_analyze() -> Callable[..., Any]:
+    """Answer the question, then have the analyzer tag the answer's reasoning (`autodridm_analyzer`)."""
+
+    async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+        answered = await ask_question(state, runtime)
+        return {"results": [await analyze_reasoning(state, answered, runtime)]}
+
+    return answer
+
+
+async def ask_question(state: QuestionState, runtime: Runtime[GraphContext]) -> Prediction:
+    """The prediction for one question asked with the paper's prompts."""
+    sample, start = state["sample"], time.perf_counter()
+    multi = bool(sample.metadata.get("multi_select"))
+    cues = state["measurements"].get("image_cues")
+    text = user_prompt(sample) if cues is None else f"{cues}\n\n{user_prompt(sample)}"
+    system = SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE
+    request = GenerateRequest(
+        messages=[
+            Message(role="system", content=system),
+            Message(role="user", content=[*state["images"], TextPart(text=text)]),
+        ],
+        max_tokens=MAX_NEW_TOKENS,
+        metadata={"sample_id": sample.id},
+    )
+    response, error = await ask(runtime, request)
+    trace = [{"node": "answer_question", "prompt": text, "system": "multi" if multi else "single"}]
+    if response is None:
+        return prediction(sample, trace=trace, frames=state["frame_record"], **error)
+    trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
+    letters = parse_letters(response.text, multi)
+    answer: str | list[str] | None = letters if multi else (letters[0] if letters else None)
+    return prediction(
+        sample,
+        raw=response.text,
+        answer=answer if letters else None,
+        status=Status.ok if letters else Status.parse_failure,
+        trace=trace,
+        frames=state["frame_record"],
+        usage=response.usage,
+        latency_s=time.perf_counter() - start,
+    )
 
 
 def _graph(with_cues: bool, max_side: int | None) -> CompiledStateGraph:
@@ -98,3 +116,8 @@ def build_baseline(max_side: int | None = None) -> CompiledStateGraph:
 def build_tools(max_side: int | None = None) -> CompiledStateGraph:
     """`autodridm.tools`: plus measured illumination and lit-lamp cues (non-official)."""
     return _graph(True, max_side)
+
+
+def build_explained(max_side: int | None = None) -> CompiledStateGraph:
+    """`autodridm.explained`: the baseline, then the `analyzer` role tags the reasoning with E1-E9."""
+    return question_graph(answer_and_analyze(), answer_name="answer_and_analyze", max_side=max_side)

@@ -175,8 +175,9 @@ SHIPPED: tuple[GraphSpec, ...] = (
     ),
     _shipped(
         "tad.scene_cot",
-        "tad:build_scene_cot",
+        "tad_scene_cot:build_scene_cot",
         "caption each keysegment (4 chained VLM turns, 4 frames), then answer from the captions",
+        model_roles=("captioner", "answerer"),
     ),
     _shipped(
         "stsbench.baseline",
@@ -187,6 +188,12 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "stsbench.tcogmap",
         "stsbench:build_tcogmap",
         "plus TCogMap's ego-motion line from the record's ego poses",
+    ),
+    _shipped(
+        "stsbench.scene_cot",
+        "stsbench:build_scene_cot",
+        "TAD's Scene-CoT on the scenario as one keysegment: 4 captioning turns, then the answerer",
+        model_roles=("captioner", "answerer"),
     ),
     _shipped(
         "dsi.baseline",
@@ -223,5 +230,12 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "autodridm:build_tools",
         "plus measured illumination and lit-lamp cues (non-official)",
         needs_fields=("image_name", "options_text"),
+    ),
+    _shipped(
+        "autodridm.explained",
+        "autodridm:build_explained",
+        "the baseline, then the analyzer model tags the reasoning with error modes E1-E9 (Prompt 3)",
+        model_roles=("backend", "analyzer"),
+        own_model_roles=("analyzer",),
     ),
 )

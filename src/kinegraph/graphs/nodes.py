@@ -17,7 +17,7 @@ from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.errors import DataError
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.media import load_frames
-from kinegraph.types import Prediction, Sample, Status, Usage
+from kinegraph.types import DEFAULT_ROLE, Prediction, Sample, Status, Usage
 
 Node = Callable[..., Awaitable[dict[str, Any]]]
 
@@ -128,12 +128,28 @@ def prediction(sample: Sample, **fields: Any) -> Prediction:
     )
 
 
-async def call_model(runtime: Runtime[GraphContext], request: GenerateRequest) -> GenerateResponse:
-    """Ask the context's backend, holding a slot of the run-wide concurrency limit."""
-    backend = runtime.context.backend
+def role_backend(runtime: Runtime[GraphContext], role: str = DEFAULT_ROLE) -> Any:
+    """The backend of model role `role` (the default backend unless the run named one for it)."""
+    backend = runtime.context.backend_for(role)
     if backend is None:
-        raise ValueError("this graph needs a model: pass --model PROVIDER:MODEL")
-    limiter = runtime.context.limiter
+        if role == DEFAULT_ROLE:
+            raise ValueError("this graph needs a model: pass --model PROVIDER:MODEL")
+        raise ValueError(f"this graph needs a model for role {role!r}: pass --role {role}=PROVIDER:MODEL")
+    return backend
+
+
+def model_of(runtime: Runtime[GraphContext], role: str = DEFAULT_ROLE) -> str | None:
+    """`PROVIDER:MODEL` of the backend that answers `role` (None when there is none), for traces."""
+    backend = runtime.context.backend_for(role)
+    return None if backend is None else f"{backend.provider}:{backend.model}"
+
+
+async def call_model(
+    runtime: Runtime[GraphContext], request: GenerateRequest, role: str = DEFAULT_ROLE
+) -> GenerateResponse:
+    """Ask the backend of `role`, holding a slot of that role's concurrency limit."""
+    backend = role_backend(runtime, role)
+    limiter = runtime.context.limiter_for(role)
     if limiter is None:
         return await backend.generate(request)
     async with limiter:
@@ -141,14 +157,15 @@ async def call_model(runtime: Runtime[GraphContext], request: GenerateRequest) -
 
 
 async def ask(
-    runtime: Runtime[GraphContext], request: GenerateRequest
+    runtime: Runtime[GraphContext], request: GenerateRequest, role: str = DEFAULT_ROLE
 ) -> tuple[GenerateResponse | None, dict]:
-    """Call the model; on failure return (None, fields of an error prediction) instead of raising."""
+    """Call the model of `role`; on failure return (None, fields of an error prediction) instead of
+    raising."""
     from kinegraph.agents import BackendError
 
     start = time.perf_counter()
     try:
-        return await call_model(runtime, request), {}
+        return await call_model(runtime, request, role), {}
     except BackendError as exc:
         return None, {"status": exc.status, "error": str(exc), "latency_s": time.perf_counter() - start}
     except TimeoutError:

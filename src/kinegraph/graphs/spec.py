@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from kinegraph.errors import DataError
 from kinegraph.registry import import_object
+from kinegraph.types import DEFAULT_ROLE, RoleModel
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from kinegraph.types import Sample
 
-#: The one model role graphs have today: the backend in the runtime context (`GraphContext.backend`).
-MODEL_ROLE = "backend"
+#: The role of a graph with one backend: the runtime context's default backend (`GraphContext.backend`).
+MODEL_ROLE = DEFAULT_ROLE
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ class GraphSpec:
     worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
     server refuses a request without one (it would answer from an all-zero summary); `needs_fields`:
     data columns it reads from every sample's context, so a run refuses data without them up front.
+    `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
+    `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
+    except `own_model_roles`, which a run must name (they have no default).
     """
 
     name: str
@@ -94,11 +98,44 @@ class GraphSpec:
     needs_gpu: bool = False
     needs_trajectory: bool = False
     needs_fields: tuple[str, ...] = ()
+    model_roles: tuple[str, ...] = (MODEL_ROLE,)
+    own_model_roles: tuple[str, ...] = ()
 
-    @property
-    def model_roles(self) -> tuple[str, ...]:
-        """The model roles the graph fills from the runtime context: one backend, or none."""
-        return (MODEL_ROLE,) if self.needs_model else ()
+    def __post_init__(self) -> None:
+        if not self.needs_model:
+            if self.model_roles not in ((), (MODEL_ROLE,)):
+                raise ValueError(f"graph {self.name} needs no model but declares roles {self.model_roles}")
+            object.__setattr__(self, "model_roles", ())
+        elif not self.model_roles:
+            raise ValueError(f"graph {self.name} needs a model but declares no model role")
+        if not set(self.own_model_roles) <= set(self.model_roles):
+            raise ValueError(f"graph {self.name}: own_model_roles must be among its model_roles")
+
+    def resolve_roles(self, model: str | None, named: Mapping[str, RoleModel]) -> dict[str, str]:
+        """Which model fills each of the graph's roles (`named` first, else `model`); a ValueError in
+        one line for a role the graph does not use, or one it needs that nothing fills."""
+        unknown = sorted(set(named) - set(self.model_roles))
+        if unknown:
+            roles = ", ".join(self.model_roles) or "none, it runs no model"
+            raise ValueError(f"graph {self.name} has no model role {unknown[0]!r} (roles: {roles})")
+        filled = {}
+        for role in self.model_roles:
+            if role in named:
+                filled[role] = named[role].model
+            elif role in self.own_model_roles:
+                raise ValueError(
+                    f"graph {self.name} needs --role {role}=PROVIDER:MODEL (the {role} has no default model)"
+                )
+            elif model is None:
+                if self.model_roles == (MODEL_ROLE,):
+                    raise ValueError(f"graph {self.name!r} needs a model: pass --model PROVIDER:MODEL")
+                raise ValueError(
+                    f"graph {self.name!r} needs a model for role {role!r}: "
+                    f"pass --model PROVIDER:MODEL or --role {role}=PROVIDER:MODEL"
+                )
+            else:
+                filled[role] = model
+        return filled
 
     @property
     def builder(self) -> Callable[..., Any]:

@@ -58,9 +58,23 @@ class RunStats:
 @dataclass
 class GraphContext:
     """Runtime dependencies of a graph run. `backend` is None for VLM-free graphs; `tools` batches the
-    GPU tools across the run's groups."""
+    GPU tools across the run's groups.
+
+    `roles` holds the backends of named model roles (`--role answerer=...`), each with its own call
+    limit in `limiters`; a role not named there runs on `backend` under `limiter`.
+    """
 
     backend: Backend | None = None
     limiter: asyncio.Semaphore | None = None
     stats: RunStats = field(default_factory=RunStats)
     tools: ToolBatches = field(default_factory=ToolBatches)
+    roles: dict[str, Backend] = field(default_factory=dict)
+    limiters: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+
+    def backend_for(self, role: str) -> Backend | None:
+        """The backend that answers `role`: its own when named, else the default one."""
+        return self.roles.get(role, self.backend)
+
+    def limiter_for(self, role: str) -> asyncio.Semaphore | None:
+        """The call limit `role` holds a slot of: its own when it has one, else the run-wide one."""
+        return self.limiters.get(role, self.limiter)

@@ -11,6 +11,12 @@ TCogMap on STSBench (the TAD paper's "minimal adaptation", undocumented there): 
 (`ego.xyz`, `ego.yaw`, 2 Hz keyframes, so 0.5 s apart) go through Algorithm 1, and the line
 `Motion summary: The ego-vehicle is ...` is written before the question. Agent-only records carry no ego
 poses and get no line.
+
+Scene-CoT on STSBench (the paper's Table 6, also "minimally adapted" and undocumented): the scenario is
+one keysegment. The captioner's four turns see 4 frames sampled as in TAD; the answerer gets the question,
+the options and TAD's caption instruction with "five-second" replaced by the scenario's length (frames at
+2 Hz), and its `<answer>` letter is what the official scorer reads (`OFFICIAL_PREDICTION`), since its raw
+text starts with the reasoning.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message
+from kinegraph.evaluators.tad_answers import NOT_AVAILABLE, extract_letter_scene_cot
+from kinegraph.graphs import tad_prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
@@ -31,10 +39,16 @@ from kinegraph.graphs.nodes import (
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tad_prompts import IMAGE_TOKEN, interleave
+from kinegraph.graphs.tad_scene_cot import SceneCotRecipe, sampled_tokens, scene_cot_graph
 from kinegraph.tools import tcogmap
-from kinegraph.types import Sample, Status
+from kinegraph.types import Prediction, Sample, Status
 
-KEYFRAME_PERIOD_US = 500_000  # STSnu frames are 2 Hz keyframes
+#: Prediction metadata key: the text the official scorer reads when it is not the raw output.
+OFFICIAL_PREDICTION = "official_prediction"
+NO_FRAMES = "no frames: load STSBench with --data-option data_root=DIR (the sensor files)"
+
+KEYFRAME_RATE_HZ = 2.0  # STSnu frames are 2 Hz keyframes
+KEYFRAME_PERIOD_US = 500_000
 POSTAMBLE = (
     "Please answer only with the letter of an option from the multiple choice list, e.g. A or B or C or D, "
     "and nothing else."
@@ -126,3 +140,47 @@ def build_baseline(max_side: int | None = None) -> CompiledStateGraph:
 def build_tcogmap(max_side: int | None = None) -> CompiledStateGraph:
     """`stsbench.tcogmap`: plus TCogMap's ego-motion line from the record's ego poses."""
     return _graph(ego_motion_context, max_side)
+
+
+# --- Scene-CoT ----------------------------------------------------------------------------------------------
+
+
+def scenario_segment(samples: list[Sample], frames_per_segment: int) -> list[tuple[int, list[str]]]:
+    """The scenario as keysegment 1, its frames sampled as TAD samples a keysegment's."""
+    return [(1, sampled_tokens(list(samples[0].media.frame_paths), frames_per_segment))]
+
+
+def every_caption(sample: Sample, captions: dict[str, dict]) -> list[int]:
+    return sorted(int(p) for p in captions)
+
+
+def scene_cot_prompt(sample: Sample, blocks: list[str]) -> str:
+    """TAD's answering prompt, the keysegment's length set to the scenario's (frames at 2 Hz)."""
+    seconds = len(sample.media.frame_paths) / KEYFRAME_RATE_HZ
+    text = tad_prompts.cot_answer_prompt(sample, blocks)
+    return text.replace("a short, five-second snippet", f"a short, {seconds:g}-second snippet", 1)
+
+
+def scene_cot_finish(sample: Sample, state: QuestionState, raw: str, fields: dict[str, Any]) -> Prediction:
+    """The `<answer>` letter (TAD's Scene-CoT extractor); the official scorer reads that letter."""
+    letter = extract_letter_scene_cot(raw, sample.options)
+    answered = letter != NOT_AVAILABLE
+    return prediction(
+        sample,
+        raw=raw,
+        answer=letter if answered else None,
+        status=Status.ok if answered else Status.parse_failure,
+        frames=state.get("frame_record"),
+        metadata={**sample.metadata, OFFICIAL_PREDICTION: letter if answered else ""},
+        **fields,
+    )
+
+
+SCENE_COT = SceneCotRecipe(
+    segments=scenario_segment, positions=every_caption, prompt=scene_cot_prompt, finish=scene_cot_finish
+)
+
+
+def build_scene_cot(frames_per_segment: int = 4, max_side: int | None = None) -> CompiledStateGraph:
+    """`stsbench.scene_cot`: TAD's Scene-CoT on the scenario as one keysegment (captioner, then answerer)."""
+    return scene_cot_graph(SCENE_COT, frames_per_segment, max_side, NO_FRAMES)

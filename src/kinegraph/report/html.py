@@ -10,7 +10,7 @@ from pathlib import Path
 from kinegraph.report import plots
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
-from kinegraph.report.tables import item_rows, rows
+from kinegraph.report.tables import item_rows, role_rows, rows
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
@@ -89,6 +89,9 @@ def render(comparison: Comparison) -> str:
             ],
         )
     )
+    header, body = role_rows(comparison)
+    if body:
+        parts.append("<h2>Cost by model role</h2>" + html_table(header, body))
     body_html = "\n".join(p for p in parts if p)
     return (
         f"<!doctype html><html><head><meta charset=utf-8><title>kinegraph report</title>"

@@ -11,7 +11,7 @@ from typing import Any
 from kinegraph.errors import DataError
 from kinegraph.rundir import METRICS, PREDICTIONS, RUN_JSON, read_json, read_predictions
 from kinegraph.suites import GroupStats, Suite, samples_from_predictions, suites
-from kinegraph.types import FAILED_STATUSES, Prediction, Usage
+from kinegraph.types import DEFAULT_ROLE, FAILED_STATUSES, Prediction, Usage, usage_per_role
 
 
 @dataclass
@@ -69,6 +69,20 @@ class RunData:
         for p in self.predictions:
             total = total + p.usage
         return total
+
+    @cached_property
+    def usage_by_role(self) -> dict[str, Usage]:
+        """Usage per model role (a one-model run: all on `backend`)."""
+        return usage_per_role(self.predictions)
+
+    @property
+    def role_models(self) -> dict[str, str]:
+        """The model of each role as run.json records it (runs from before roles: `--model` on `backend`)."""
+        recorded = self.info.get("role_models")
+        if isinstance(recorded, dict):
+            return {str(k): str(v) for k, v in recorded.items()}
+        model = self.config.get("model")
+        return {DEFAULT_ROLE: model} if model else {}
 
     @cached_property
     def error_rate(self) -> float:

@@ -39,6 +39,10 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
                 "error_rate": run.error_rate,
                 "latency_p50_s": run.latency_p50_s,
                 "usage": run.usage.model_dump(),
+                "usage_by_role": {
+                    role: {"model": run.role_models.get(role), **usage.model_dump()}
+                    for role, usage in run.usage_by_role.items()
+                },
                 "headline": {k: _number(v) for k, v in comparison.headlines[i].items()},
                 "breakdown": {k: _number(v) for k, v in comparison.breakdowns[i].items()},
                 "delta": None if delta is None else delta_dict(delta),

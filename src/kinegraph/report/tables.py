@@ -38,6 +38,26 @@ def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def role_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Cost and usage per model role of each run (its own line for each model a run called)."""
+    header = ["run", "role", "model", "tokens in", "tokens out", "requests", "cached", "cost $"]
+    body = [
+        [
+            run.name,
+            role,
+            run.role_models.get(role, "—"),
+            str(usage.input_tokens),
+            str(usage.output_tokens),
+            str(usage.requests),
+            str(usage.cached_requests),
+            f"{usage.cost_usd:.4f}",
+        ]
+        for run in comparison.runs
+        for role, usage in run.usage_by_role.items()
+    ]
+    return header, body
+
+
 def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     """Breakdown table: each item's official value per run, and for later runs its delta with 95% CI."""
     header = ["item"]
@@ -86,6 +106,14 @@ def print_table(comparison: Comparison, console: Console | None = None) -> None:
         for row in section.body:
             extra.add_row(*map(escape, row))
         console.print(extra)
+    header, body = role_rows(comparison)
+    if body:
+        roles = Table(title=f"{comparison.benchmark}: cost by model role")
+        for h in header:
+            roles.add_column(escape(h), overflow="fold")
+        for row in body:
+            roles.add_row(*map(escape, row))
+        console.print(roles)
 
 
 def markdown(comparison: Comparison) -> str:
@@ -98,6 +126,10 @@ def markdown(comparison: Comparison) -> str:
         lines += ["| " + " | ".join(row) + " |" for row in body]
     for section in sections(comparison):
         lines += ["", f"{section.title}:", "", *markdown_table(section.header, section.body)]
+    header, body = role_rows(comparison)
+    if body:
+        lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
     lines += ["", f"Scores: {comparison.scorer}."]
     lines += [f"- {key}: {value}" for key, value in comparison.notes.items()]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from kinegraph.agents.pricing import PriceTable
 from kinegraph.agents.providers import parse_model_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
-from kinegraph.run.setup import build_graph, load_samples, tool_batches
+from kinegraph.run.setup import build_graph, load_samples, role_models, tool_batches
 from kinegraph.types import RunConfig
 
 
@@ -39,30 +39,37 @@ class RunEstimate(BaseModel):
 async def estimate_run_async(config: RunConfig) -> RunEstimate:
     """Walk the run's graph over its samples without sending anything; see the module docstring."""
     samples = load_samples(config)
-    graph, needs_model = build_graph(config)
+    graph, _ = build_graph(config)
+    filled = role_models(config)
     backend = None
-    if needs_model:
-        if config.model is None:
-            raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-        provider, model = parse_model_spec(config.model)
-        backend = EstimatingBackend(provider, model, PriceTable.load(config.model_options.get("prices")))
+    if any(role not in config.roles for role in filled):
+        backend = _estimating(config.model, config.model_options)  # type: ignore[arg-type]
+    roles = {role: _estimating(named.model, named.options) for role, named in config.roles.items()}
     context = GraphContext(
         backend=backend,
         limiter=asyncio.Semaphore(max(1, config.concurrency)),
         tools=tool_batches(config),
+        roles=roles,  # type: ignore[arg-type]
     )
     groups: Any = iter(group_samples(samples))
     while batch := [g for _, g in zip(range(max(1, config.concurrency)), groups, strict=False)]:
         await asyncio.gather(*(invoke_group(graph, group, context) for group in batch))
+    counted = [b for b in (backend, *roles.values()) if b is not None]
     return RunEstimate(
         model=config.model,
         questions=len(samples),
-        requests=backend.requests if backend else 0,
-        input_tokens=backend.input_tokens if backend else 0,
-        max_output_tokens=backend.output_tokens if backend else 0,
-        worst_case_cost_usd=backend.worst_case_cost_usd if backend else 0.0,
+        requests=sum(b.requests for b in counted),
+        input_tokens=sum(b.input_tokens for b in counted),
+        max_output_tokens=sum(b.output_tokens for b in counted),
+        worst_case_cost_usd=sum(b.worst_case_cost_usd for b in counted),
         max_cost_usd=config.max_cost_usd,
     )
+
+
+def _estimating(spec: str, options: dict[str, Any]) -> EstimatingBackend:
+    """A backend for `spec` that counts what it would send (priced with the `prices` option's table)."""
+    provider, model = parse_model_spec(spec)
+    return EstimatingBackend(provider, model, PriceTable.load(options.get("prices")))
 
 
 def estimate_run(config: RunConfig) -> RunEstimate:

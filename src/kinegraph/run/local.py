@@ -24,7 +24,15 @@ from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.progress import RunProgress
-from kinegraph.run.setup import build_graph, load_samples, make_backend, tool_batches
+from kinegraph.run.setup import (
+    build_graph,
+    load_samples,
+    make_backend,
+    make_role_backends,
+    role_limiters,
+    role_models,
+    tool_batches,
+)
 from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
@@ -48,31 +56,42 @@ async def run_async(
         if s.id in seen:
             raise ValueError(f"duplicate sample id {s.id!r}: ids must be unique within a run")
         seen.add(s.id)
-    graph, needs_model = build_graph(config)
-    if needs_model and backend is None:
-        if config.model is None:
-            raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-        backend = make_backend(config)
-    if backend is not None and config.max_cost_usd is not None:
-        backend = BudgetedBackend(backend, SpendingLimit(config.max_cost_usd))
-    with lock_run_dir(out_dir):
-        check_resumable(config)
-        return await _run_locked(config, samples, graph, backend if needs_model else None, show_progress)
-
-
-async def _run_locked(
-    config: RunConfig, samples: list[Sample], graph: Any, backend: Backend | None, show_progress: bool
-) -> RunSummary:
-    """The run itself, with the directory locked: resume, schedule, record the outcome in run.json."""
+    graph, _ = build_graph(config)
+    filled = role_models(config, backend)  # a role the graph lacks or cannot fill: one line, before any call
+    if any(role not in config.roles for role in filled):
+        backend = backend or make_backend(config)
+    else:
+        backend = None
+    roles = make_role_backends(config)
+    if config.max_cost_usd is not None:  # one budget over every role's calls
+        limit = SpendingLimit(config.max_cost_usd)
+        backend = BudgetedBackend(backend, limit) if backend is not None else None
+        roles = {role: BudgetedBackend(b, limit) for role, b in roles.items()}
     context = GraphContext(
         backend=backend,
         limiter=asyncio.Semaphore(max(1, config.concurrency)),
         tools=tool_batches(config),
+        roles=roles,
+        limiters=role_limiters(config),
     )
+    with lock_run_dir(out_dir):
+        check_resumable(config)
+        return await _run_locked(config, samples, graph, context, filled, show_progress)
+
+
+async def _run_locked(
+    config: RunConfig,
+    samples: list[Sample],
+    graph: Any,
+    context: GraphContext,
+    role_models: dict[str, str],
+    show_progress: bool,
+) -> RunSummary:
+    """The run itself, with the directory locked: resume, schedule, record the outcome in run.json."""
     log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     groups = group_samples(pending)
-    run_info, t0 = start_run(config), time.perf_counter()
+    run_info, t0 = start_run(config, role_models=role_models), time.perf_counter()
     status, n_new = "completed", 0
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
     try:

@@ -27,7 +27,7 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.ray_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
-from kinegraph.run.setup import build_graph, load_samples
+from kinegraph.run.setup import build_graph, load_samples, role_models
 from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
@@ -143,15 +143,21 @@ def worker_count(
 
 
 def cache_snapshot(config: RunConfig) -> tuple[ResponseCache | None, dict[str, str]]:
-    """The driver's response cache (None when off or not needed) and its rows for this model."""
-    if not config.use_cache or config.model is None:
+    """The driver's response cache (None when off or not needed) and its rows for the run's models
+    (`--model` and every `--role` model)."""
+    models = {config.model} if config.model is not None else set()
+    models |= {named.model for named in config.roles.values()}
+    if not config.use_cache or not models:
         return None, {}
     path = resolve_cache_path(config.cache)
     if path is None:
         return None, {}
     cache = ResponseCache(path)
-    provider, _, model = config.model.partition(":")
-    return cache, cache.rows_for(provider, model)
+    rows: dict[str, str] = {}
+    for spec in sorted(models):
+        provider, _, model = spec.partition(":")
+        rows.update(cache.rows_for(provider, model))
+    return cache, rows
 
 
 def run_on_ray(
@@ -168,16 +174,20 @@ def run_on_ray(
     if not samples:
         raise ValueError("no samples to run")
     spec = graph_spec(config.graph)
-    _, needs_model = build_graph(config)  # options are refused here, before any worker starts
-    if needs_model and config.model is None:
-        raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
+    build_graph(config)  # options are refused here, before any worker starts
+    filled = role_models(config)  # and roles the graph lacks or cannot fill
     with terminate_as_interrupt(), lock_run_dir(out_dir):
         check_resumable(config)
-        return _run_locked(config, options, samples, spec, show_progress)
+        return _run_locked(config, options, samples, spec, filled, show_progress)
 
 
 def _run_locked(
-    config: RunConfig, options: RayOptions, samples: list[Sample], spec: GraphSpec, show_progress: bool
+    config: RunConfig,
+    options: RayOptions,
+    samples: list[Sample],
+    spec: GraphSpec,
+    role_models: dict[str, str],
+    show_progress: bool,
 ) -> RunSummary:
     """The Ray run with the directory locked: resume, drive the workers, record the outcome in run.json."""
     log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
@@ -189,7 +199,8 @@ def _run_locked(
         # a cluster that cannot be joined is refused before run.json says the run started
         session = ray_session(options) if shards else nullcontext()
         with session as ray:
-            run_info = start_run(config, ray={"address": options.address or "local", "shards": len(shards)})
+            ray_info = {"address": options.address or "local", "shards": len(shards)}
+            run_info = start_run(config, role_models=role_models, ray=ray_info)
             status, n_new, t0 = "completed", 0, time.perf_counter()
             try:
                 if shards:

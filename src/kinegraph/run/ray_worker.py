@@ -23,7 +23,7 @@ from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
-from kinegraph.run.setup import build_graph, tool_batches
+from kinegraph.run.setup import build_graph, make_backend, make_role_backends, role_models, tool_batches
 from kinegraph.types import Prediction, RunConfig, Sample
 
 #: A cache row as it travels between workers and the driver: (key, provider, model, response JSON).
@@ -90,7 +90,7 @@ class RunSetup:
 
     def graph_key(self) -> str:
         """What the compiled graph and backend depend on: unchanged, a worker keeps its loaded model."""
-        keep = {"graph", "model", "base_url", "options", "use_cache"}
+        keep = {"graph", "model", "base_url", "options", "use_cache", "roles"}
         return self.config.model_dump_json(include=keep)
 
 
@@ -109,10 +109,13 @@ class ShardWorker:
         self.graph_key: str | None = None
         self.graph: Any = None
         self.backend: Any = None
-        self.run_backend: Any = None  # the backend behind this run's spending limit, if it has one
+        self.roles: dict[str, Any] = {}
+        self.run_backend: Any = None  # this run's default backend, behind its spending limit if it has one
+        self.run_roles: dict[str, Any] = {}  # this run's role backends, behind the same limit
         self.cache: SnapshotCache | None = None
         self._lock: asyncio.Lock | None = None
         self._limiter = asyncio.Semaphore(1)
+        self._role_limiters: dict[str, asyncio.Semaphore] = {}
         self._groups = asyncio.Semaphore(1)
 
     async def _prepare(self, setup: RunSetup) -> None:
@@ -123,21 +126,23 @@ class ShardWorker:
                 return
             if setup.graph_key() != self.graph_key:
                 self.graph = self.backend = None  # release the previous model before loading the next
-                self.graph, self.backend = build_graph_and_backend(setup.config)
+                self.roles = {}
+                self.graph, self.backend, self.roles = build_graph_and_backend(setup.config)
                 self.graph_key = setup.graph_key()
             self.cache = None
-            if (
-                self.backend is not None
-                and setup.config.use_cache
-                and getattr(self.backend.inner, "cacheable", True)
-            ):
+            backends = [b for b in (self.backend, *self.roles.values()) if b is not None]
+            if setup.config.use_cache and any(getattr(b.inner, "cacheable", True) for b in backends):
                 rows = await setup.cache_rows[0] if setup.cache_rows else {}
                 self.cache = SnapshotCache(rows)
-            if self.backend is not None:
-                self.backend.cache = self.cache
-            self.run_backend = self.backend
-            if self.backend is not None and setup.budget_usd is not None:
-                self.run_backend = BudgetedBackend(self.backend, SpendingLimit(setup.budget_usd))
+            for backend in backends:
+                backend.cache = self.cache if getattr(backend.inner, "cacheable", True) else None
+            self._role_limiters = {role: asyncio.Semaphore(setup.concurrency) for role in self.roles}
+            self.run_backend, self.run_roles = self.backend, dict(self.roles)
+            if setup.budget_usd is not None:  # one limit per worker, shared by every role of the run
+                limit = SpendingLimit(setup.budget_usd)
+                if self.backend is not None:
+                    self.run_backend = BudgetedBackend(self.backend, limit)
+                self.run_roles = {role: BudgetedBackend(b, limit) for role, b in self.roles.items()}
             self._limiter = asyncio.Semaphore(setup.concurrency)
             self._groups = asyncio.Semaphore(setup.concurrency)
             self.run_id = setup.run_id
@@ -146,7 +151,13 @@ class ShardWorker:
         """Run every group (clip) of `samples`; up to `concurrency` groups of this worker run at once."""
         await self._prepare(setup)
         groups_sem, config = self._groups, setup.config
-        context = GraphContext(backend=self.run_backend, limiter=self._limiter, tools=tool_batches(config))
+        context = GraphContext(
+            backend=self.run_backend,
+            limiter=self._limiter,
+            tools=tool_batches(config),
+            roles=self.run_roles,
+            limiters=self._role_limiters,
+        )
         start = time.perf_counter()
         stamp = {"graph": config.graph, "model": config.model}
 
@@ -170,16 +181,13 @@ class ShardWorker:
         return time.perf_counter()
 
 
-def build_graph_and_backend(config: RunConfig) -> tuple[Any, Any]:
-    """The compiled graph and, for graphs that need one, an uncached backend (workers cache in memory)."""
-    graph, needs_model = build_graph(config)
-    if not needs_model:
-        return graph, None
-    from kinegraph.agents import get_backend
-
-    if config.model is None:
-        raise ValueError(f"graph {config.graph!r} needs a model: pass --model PROVIDER:MODEL")
-    return graph, get_backend(config.model, base_url=config.base_url, cache=False, **config.model_options)
+def build_graph_and_backend(config: RunConfig) -> tuple[Any, Any, dict[str, Any]]:
+    """The compiled graph, the default backend when a role runs on `--model` (else None), and the
+    backends of the named roles; all uncached (workers cache in memory)."""
+    graph, _ = build_graph(config)
+    filled = role_models(config)
+    default = make_backend(config, cache=False) if any(r not in config.roles for r in filled) else None
+    return graph, default, make_role_backends(config, cache=False)
 
 
 def actor_class(options: dict[str, Any]) -> Any:

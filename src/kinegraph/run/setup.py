@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kinegraph.agents.protocol import Backend
@@ -41,13 +42,42 @@ def tool_batches(config: RunConfig) -> ToolBatches:
     return ToolBatches(config.device)
 
 
-def make_backend(config: RunConfig) -> Backend:
+def role_models(config: RunConfig, default: Backend | None = None) -> dict[str, str]:
+    """The model that fills each model role of the run's graph (`default`, a backend given in process,
+    stands for `--model`); a role the graph does not use, or one it needs that neither `--model` nor
+    `--role` fills, is refused in one line (`GraphSpec.resolve_roles`)."""
+    model = config.model if default is None else f"{default.provider}:{default.model}"
+    return graph_spec(config.graph).resolve_roles(model, config.roles)
+
+
+def make_backend(config: RunConfig, cache: Any = None) -> Backend:
+    """The backend of `--model` (`cache`: the run's response cache unless given, False for none)."""
     from kinegraph.agents import get_backend
 
-    cache: Any = config.cache if config.use_cache else False
+    if cache is None:
+        cache = config.cache if config.use_cache else False
     return get_backend(
         config.model,  # type: ignore[arg-type]
         base_url=config.base_url,
         cache=cache,
         **config.model_options,
     )
+
+
+def make_role_backends(config: RunConfig, cache: Any = None) -> dict[str, Backend]:
+    """One backend per role named with `--role`, each with its own options, limits and usage; they share
+    the run's response cache (its key holds the provider and model, so each role has its own entries)."""
+    from kinegraph.agents import get_backend
+
+    if cache is None:
+        cache = config.cache if config.use_cache else False
+    return {
+        role: get_backend(named.model, base_url=named.base_url, cache=cache, **named.options)
+        for role, named in config.roles.items()
+    }
+
+
+def role_limiters(config: RunConfig) -> dict[str, asyncio.Semaphore]:
+    """A call limit of `--concurrency` for each named role, so one role's calls never queue behind
+    another's (the default backend keeps the run-wide one)."""
+    return {role: asyncio.Semaphore(max(1, config.concurrency)) for role in config.roles}

@@ -24,7 +24,7 @@ from kinegraph.rundir import (
     write_json,
 )
 from kinegraph.suites import suites
-from kinegraph.types import FAILED_STATUSES, Prediction, RunConfig, Sample, Usage
+from kinegraph.types import FAILED_STATUSES, Prediction, RunConfig, Sample, Usage, usage_per_role
 
 
 class RunSummary(BaseModel):
@@ -35,6 +35,7 @@ class RunSummary(BaseModel):
     n_new: int
     status_counts: dict[str, int] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)  # roles' models: run.json `role_models`
     elapsed_s: float = 0.0
     groups: int = 0
     decodes: int = 0
@@ -91,6 +92,7 @@ def finish_run(
         n_new=n_new,
         status_counts=dict(Counter(str(p.status) for p in predictions)),
         usage=usage,
+        usage_by_role=usage_per_role(predictions),
         elapsed_s=elapsed_s,
         groups=context.stats.groups,
         decodes=context.stats.decodes,

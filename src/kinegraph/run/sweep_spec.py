@@ -9,11 +9,14 @@ graphs:                          # a name, or graph + options (+ benchmarks)
   - graph: egodyn.trajectory
     options: {encoding: [summary, timeseries]}   # a list is a grid axis: one run per value
 models: [vllm:qwen2.5-vl-7b, {model: openai:gpt-4o}]   # a mapping may add its own base_url
+# and model roles: {model: vllm:internvl3-8b, roles: {answerer: vllm:qwen2.5-14b-instruct-1m}}
 options: {}                      # a grid applied to every graph (each graph's own options win)
 run: {concurrency: 16, base_url: http://gpu-box:8000/v1, cache: ./cache.sqlite}
 ray: {shard_groups: 2}           # used with --ray
 ```
 
+A model entry's `roles` (a model spec, or `{model, base_url, options}`) go to the graphs that have
+those roles; a role no graph of the sweep has, or a graph left without a role it needs, is refused.
 A registered graph runs on the benchmark its name starts with (`egodyn.vision` -> egodyn); a user graph
 (`pkg.module:build`) on every benchmark unless it lists `benchmarks`. A VLM-free graph runs once, not
 once per model. Pass a list-valued option as a one-element list of lists (`[[1, 2]]`).
@@ -35,7 +38,7 @@ from kinegraph.graphs import graph_spec
 from kinegraph.registry import UnknownEntryError
 from kinegraph.subsets import check_keys, resolve_id_files
 from kinegraph.suites import suites
-from kinegraph.types import RunConfig
+from kinegraph.types import RoleModel, RunConfig
 
 #: RunConfig fields a sweep's `run:` section may set (the rest come from the grid).
 RUN_FIELDS = {"concurrency", "base_url", "cache", "use_cache", "max_cost_usd", "retry_errors", "seed"}
@@ -71,6 +74,14 @@ class GraphEntry(_Strict):
 class ModelEntry(_Strict):
     model: str
     base_url: str | None = None
+    roles: dict[str, RoleModel] = Field(default_factory=dict)
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_specs(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {role: {"model": m} if isinstance(m, str) else m for role, m in value.items()}
 
 
 class SweepSpec(_Strict):
@@ -150,11 +161,14 @@ def option_grid(options: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
-def run_name(graph: str, options: dict[str, Any], model: str | None) -> str:
-    """A folder name for one combination: graph, option=value pairs, model; filesystem-safe."""
+def run_name(
+    graph: str, options: dict[str, Any], model: str | None, roles: dict[str, RoleModel] | None = None
+) -> str:
+    """A folder name for one combination: graph, option=value pairs, model, named roles; filesystem-safe."""
     parts = [graph, *(f"{k}={v}" for k, v in sorted(options.items()))]
     if model:
         parts.append(model)
+    parts += [f"{role}={named.model}" for role, named in sorted((roles or {}).items())]
     return "__".join(re.sub(r"[^A-Za-z0-9._=+-]", "-", str(p)) for p in parts)
 
 
@@ -193,6 +207,13 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
     """Every run of the sweep, in file order: graphs x option values x models, per benchmark."""
     out_dir = Path(out_dir)
     runs: list[PlannedRun] = []
+    graph_roles = {r for entry in spec.graphs if ":" not in entry.graph for r in _roles_of(entry.graph)}
+    for j, m in enumerate(spec.models):
+        unknown = sorted(set(m.roles) - graph_roles)
+        if unknown:
+            raise DataError(
+                f"no graph of the sweep has model role {unknown[0]!r}", path=path, field=f"models.{j}"
+            )
     for i, entry in enumerate(spec.graphs):
         benchmarks = graph_benchmarks(entry, spec, path)
         try:
@@ -211,7 +232,14 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
             check_subset(benchmark, bench, path)
             for options in option_grid({**spec.options, **entry.options}):
                 for model in models:
-                    name = run_name(entry.graph, options, model.model if model else None)
+                    roles = {
+                        r: m for r, m in (model.roles if model else {}).items() if r in graph.model_roles
+                    }
+                    try:
+                        graph.resolve_roles(model.model if model else None, roles)
+                    except ValueError as exc:
+                        raise DataError(str(exc), path=path, field=f"graphs.{i}") from None
+                    name = run_name(entry.graph, options, model.model if model else None, roles)
                     settings = dict(spec.run)
                     if model is not None and model.base_url:
                         settings["base_url"] = model.base_url
@@ -226,12 +254,16 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                             subset=bench.subset,
                             options=options,
                             loader_options=bench.loader_options,
+                            roles=roles,
                             **settings,
                         )
                     except ValidationError as exc:
                         first = exc.errors()[0]
                         raise DataError(first["msg"], path=path, field=f"run.{first['loc'][0]}") from None
-                    runs.append(PlannedRun(name=name, benchmark=benchmark, config=config))
+                    planned = PlannedRun(name=name, benchmark=benchmark, config=config)
+                    if model is not None and set(model.roles) - set(roles) and planned in runs:
+                        continue  # model entries that differ only in roles this graph does not have
+                    runs.append(planned)
     seen: set[str] = set()
     for r in runs:
         if r.config.out_dir in seen:
@@ -240,3 +272,11 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
             )
         seen.add(r.config.out_dir)
     return runs
+
+
+def _roles_of(graph: str) -> tuple[str, ...]:
+    """The model roles of a registered graph (none when the name is unknown: refused later, per entry)."""
+    try:
+        return graph_spec(graph).model_roles
+    except (UnknownEntryError, ValueError):
+        return ()

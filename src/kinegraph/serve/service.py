@@ -85,15 +85,37 @@ class QAService:
         self.graphs = {name: graph_spec(name) for name in names}
         if settings.default_graph not in self.graphs:
             raise ValueError(f"default graph {settings.default_graph!r} is not served ({', '.join(names)})")
-        if backend is None and settings.model is not None:
-            from kinegraph.agents import get_backend
+        from kinegraph.agents import get_backend
 
+        if backend is None and settings.model is not None:
             backend = get_backend(settings.model, base_url=settings.base_url, cache=settings.cache or False)
         self.backend = backend
+        used = {role for g in self.graphs.values() for role in g.model_roles}
+        for role in settings.roles:
+            if role not in used:
+                raise ValueError(f"--role {role}: no served graph has that model role")
+        self.roles = {
+            role: get_backend(
+                named.model, base_url=named.base_url, cache=settings.cache or False, **named.options
+            )
+            for role, named in settings.roles.items()
+        }
         self._compiled: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._model_slots: asyncio.Semaphore | None = None
+        self._role_slots: dict[str, asyncio.Semaphore] = {}
         # derived once, at start: this imports every served builder, so a broken one fails here
-        self._infos = [graph_info(g, backend is not None) for g in self.graphs.values()]
+        self._missing = {name: self._missing_role(g) for name, g in self.graphs.items()}
+        self._infos = [graph_info(g, self._missing[g.name] is None) for g in self.graphs.values()]
+
+    def _missing_role(self, graph: GraphSpec) -> str | None:
+        """Why `graph` cannot be served with the server's models (a role nothing fills), or None."""
+        default = None if self.backend is None else f"{self.backend.provider}:{self.backend.model}"
+        named = {role: m for role, m in self.settings.roles.items() if role in graph.model_roles}
+        try:
+            graph.resolve_roles(default, named)
+        except ValueError as exc:
+            return str(exc).replace("pass --", "start the server with --")
+        return None
 
     def graph_infos(self) -> list[GraphInfo]:
         return list(self._infos)
@@ -103,10 +125,9 @@ class QAService:
         if name not in self.graphs:
             raise ServeError(404, f"unknown graph {name!r}; served: {', '.join(self.graphs)}", "not_found")
         graph = self.graphs[name]
-        if graph.needs_model and self.backend is None:
-            raise ServeError(
-                503, f"graph {name!r} needs a model; start the server with --model", "service_unavailable"
-            )
+        missing = self._missing[name]
+        if missing is not None:
+            raise ServeError(503, missing, "service_unavailable")
         return graph
 
     def compiled(self, graph: GraphSpec, options: dict[str, Any]) -> Any:
@@ -215,8 +236,14 @@ class QAService:
                 context=context,
                 metadata={"answer_type": "multiclass" if request.options else "numeric"},
             )
+            roles = {role: self.roles[role] for role in graph.model_roles if role in self.roles}
+            for role in roles:
+                self._role_slots.setdefault(role, asyncio.Semaphore(self.settings.model_concurrency))
             runtime = GraphContext(
-                backend=self.backend if graph.needs_model else None, limiter=self._model_slots
+                backend=self.backend if graph.needs_model else None,
+                limiter=self._model_slots,
+                roles=roles,
+                limiters={role: self._role_slots[role] for role in roles},
             )
             with frame_pixel_limit(self.settings.max_image_pixels):
                 (prediction,) = await invoke_group(compiled, [sample], runtime)

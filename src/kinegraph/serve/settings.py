@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kinegraph.types import RoleModel
+
 KEYS_ENV = "KINEGRAPH_API_KEYS"
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -23,6 +25,9 @@ class ServeSettings(BaseModel):
 
     model: str | None = Field(None, description="PROVIDER:MODEL behind the graphs (None: VLM-free only).")
     base_url: str | None = None
+    roles: dict[str, RoleModel] = Field(
+        default_factory=dict, description="Model roles on their own models (`--role NAME=PROVIDER:MODEL`)."
+    )
     cache: str | None = Field(None, description="Response cache (SQLite) path; None: no cache.")
     graphs: tuple[str, ...] = Field((), description="Graphs to serve; empty: every registered graph.")
     default_graph: str = "egodyn.vision"
