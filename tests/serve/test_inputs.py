@@ -18,6 +18,7 @@ from kinegraph.serve.inputs import (
     Uploads,
     build_media,
     check_image,
+    check_packet_frames,
     check_video,
     decode_base64_image,
     resolve_under,
@@ -230,3 +231,13 @@ def test_trajectory_becomes_egodyn_kinematics(tmp_path):
     short = Trajectory(timestamps_s=[0, 1, 2], x_m=[0, 1, 2], y_m=[0, 0, 0], yaw_rad=[0, 0, 0])
     status, message = status_of(lambda: trajectory_context(short, tmp_path))
     assert status == 422 and message.startswith("trajectory: ")
+
+
+def test_mpeg4_video_packets_are_not_taken_for_still_images(tmp_path):
+    # Pillow's MPEG reader recognises MPEG-4 packets and reads sizes out of them; they are no images
+    rng = np.random.default_rng(0)
+    frames = [(rng.random((240, 320, 3)) * 255).astype(np.uint8) for _ in range(40)]
+    path = tmp_path / "drive.mp4"
+    write_video(path, frames, fps=10)
+    check_packet_frames(path, 1_000, "video")  # no packet is read as a still image over 1,000 px
+    check_video(path, ServeSettings(max_image_pixels=320 * 240, max_video_frames=40), "video")

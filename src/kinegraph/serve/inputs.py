@@ -128,6 +128,11 @@ def _frame_over(where: str, index: int, size: str, max_pixels: int) -> ServeErro
     )
 
 
+#: Codecs whose packets are whole image files (MJPEG, PNG and the like). Pillow's MPEG reader is left out:
+#: it takes MPEG-4 video packets for images and reads sizes out of them that mean nothing.
+STILL_FORMATS = ("JPEG", "PNG", "BMP", "TIFF", "WEBP", "GIF", "JPEG2000", "PPM")
+
+
 def _still_image_size(data: bytes) -> tuple[int, int] | None:
     """(width, height) from the header of a packet that is an image file; None for other codecs' packets.
 
@@ -136,7 +141,7 @@ def _still_image_size(data: bytes) -> tuple[int, int] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
+            with Image.open(io.BytesIO(data), formats=STILL_FORMATS) as image:
                 return image.size
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         return None
