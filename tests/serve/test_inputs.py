@@ -239,5 +239,5 @@ def test_mpeg4_video_packets_are_not_taken_for_still_images(tmp_path):
     frames = [(rng.random((240, 320, 3)) * 255).astype(np.uint8) for _ in range(40)]
     path = tmp_path / "drive.mp4"
     write_video(path, frames, fps=10)
-    check_packet_frames(path, 1_000, "video")  # no packet is read as a still image over 1,000 px
+    check_packet_frames(path, 50, "video")  # no packet is read as a still image, however small the limit
     check_video(path, ServeSettings(max_image_pixels=320 * 240, max_video_frames=40), "video")
