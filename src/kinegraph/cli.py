@@ -629,6 +629,38 @@ def serve(
         raise fail(str(exc)) from None
 
 
+@app.command("mcp")
+def mcp_command(
+    data_root: Annotated[
+        Path | None,
+        typer.Option(envvar="KINEGRAPH_DATA_ROOT", help="Directory media paths are confined to."),
+    ] = None,
+    transport: Annotated[str, typer.Option(help="stdio, or http (streamable HTTP at /mcp).")] = "stdio",
+    host: Annotated[str, typer.Option(help="Interface for http (loopback only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port for http.")] = 8765,
+    max_frames: Annotated[int, typer.Option(help="Frames a tool may decode from one video.")] = 64,
+    max_image_pixels: Annotated[int, typer.Option(help="Pixels per image or video frame.")] = 4096 * 4096,
+    max_video_frames: Annotated[int, typer.Option(help="Frames a referenced video may hold.")] = 3000,
+) -> None:
+    """Serve the deterministic tools over the Model Context Protocol (see docs/mcp.md)."""
+    from kinegraph.serve.settings import is_loopback
+
+    if transport not in ("stdio", "http"):
+        raise fail(f"--transport must be stdio or http, got {transport!r}")
+    if transport == "http" and not is_loopback(host):
+        raise fail(f"refusing to listen on {host}: the MCP server has no authentication (use loopback)")
+    try:
+        from kinegraph.mcp_server import serve_mcp
+        from kinegraph.tool_registry import MediaLimits
+
+        limits = MediaLimits(data_root, max_frames, max_image_pixels, max_video_frames)
+    except ImportError as exc:
+        raise fail(f"kinegraph mcp needs the MCP SDK ({exc.name}): pip install 'kinegraph[mcp]'") from None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    serve_mcp(limits, transport, host, port)  # type: ignore[arg-type]
+
+
 @app.command()
 def version() -> None:
     """Print the kinegraph version."""

@@ -1,0 +1,83 @@
+"""`kinegraph mcp`: the tool registry served over the Model Context Protocol (stdio or streamable HTTP).
+
+Media arguments are paths relative to the data root, confined and size-checked as `kinegraph serve`
+confines them. A call that cannot be answered (bad arguments, a path outside the root, an unreadable
+video) returns a tool error (`isError`) with a one-line message; the server keeps serving. Tools run in
+worker threads, so a long measurement never blocks the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from kinegraph import __version__
+from kinegraph.tool_registry import DataRootMedia, MediaLimits, ToolError, ToolRegistry, default_registry
+
+Transport = Literal["stdio", "http"]
+log = logging.getLogger(__name__)
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=f"Error: {message}")], is_error=True)
+
+
+def build_server(limits: MediaLimits, registry: ToolRegistry | None = None) -> Server[Any]:
+    """An MCP server offering every tool of `registry` (default: all), media confined by `limits`."""
+    tools = registry or default_registry()
+    media = DataRootMedia(limits)
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t.name, description=t.description, input_schema=t.schema())
+                for t in tools.tools.values()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments or {}, media)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception:  # a tool bug must not end the session: report it, log the traceback
+            log.exception("tool %s failed", params.name)
+            return error_result(f"{params.name} failed unexpectedly (the server log has the details)")
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(result))], structured_content=result
+        )
+
+    return Server(
+        "kinegraph",
+        version=__version__,
+        instructions="Deterministic motion tools: measure ego motion, object speed and image cues from "
+        "videos and images under the server's data root (paths relative to it).",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve_mcp(
+    limits: MediaLimits, transport: Transport = "stdio", host: str = "127.0.0.1", port: int = 8765
+) -> None:
+    """Serve until stopped: over stdin/stdout, or streamable HTTP at http://HOST:PORT/mcp."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    server = build_server(limits)
+    if transport == "stdio":
+        from mcp.server.stdio import stdio_server
+
+        async def run() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(run)
+        return
+    import uvicorn
+
+    uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
