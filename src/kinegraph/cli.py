@@ -453,6 +453,14 @@ def reproduce(
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
     ] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(help="A model role on its own model, e.g. answerer=PROVIDER:MODEL (repeatable)."),
+    ] = None,
+    role_option: Annotated[
+        list[str] | None,
+        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples per arm.")] = None,
     data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
@@ -474,6 +482,7 @@ def reproduce(
     """Run a paper table's arms as one sweep and report published vs measured (reproduce.md / .html)."""
     from kinegraph.reproduce import Request, find_table, listing
     from kinegraph.reproduce import reproduce as run_table
+    from kinegraph.roles import parse_roles
 
     if list_tables:
         typer.echo(listing(), nl=False)
@@ -488,6 +497,7 @@ def reproduce(
         data=data,
         model=model,
         base_url=base_url,
+        roles=parse_roles(role or [], role_option or []),
         limit=limit,
         loader_options=parse_options(data_option),
         concurrency=concurrency,

@@ -55,3 +55,16 @@ def test_each_papers_page_lists_what_the_catalog_holds(paper):
     generated = page.split(pages.BEGIN + "\n", 1)[1].split(pages.END, 1)[0]
     assert generated == pages.section(paper), "regenerate: python -m kinegraph.reproduce.pages docs/papers"
     assert f"kinegraph reproduce {paper}:" in generated or "not reproducible here" in generated
+
+
+def test_a_role_reaches_the_sweep_and_only_the_graphs_that_have_it(tmp_path):
+    from kinegraph.reproduce.runner import Request, sweep_spec
+    from kinegraph.roles import parse_roles
+    from kinegraph.run.sweep_spec import expand
+
+    request = Request(
+        out=tmp_path, data=str(tmp_path), model="vllm:captioner", roles=parse_roles(["answerer=vllm:llm"])
+    )
+    runs = expand(sweep_spec(find_table("tad:table4"), request, seed=0), tmp_path / "out")
+    roles = {run.config.graph: {k: r.model for k, r in run.config.roles.items()} for run in runs}
+    assert roles["tad.scene_cot"] == {"answerer": "vllm:llm"} and roles["tad.baseline"] == {}

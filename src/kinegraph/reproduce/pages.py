@@ -31,7 +31,10 @@ def command(table: PaperTable) -> str:
     data = DATA.get(table.benchmark, f"--data {table.benchmark.upper()}_DIR")
     if any(arm.graph == "quantiphy.counterfactual" for arm in table.reproducible):
         data = "--data COUNTERFACTUAL_DIR"
+    graphs = {arm.graph for arm in table.reproducible if arm.graph}
+    roles = sorted({role for g in graphs for role in graph_spec(g).model_roles} - {"backend"})
     flags = data + (" --model PROVIDER:MODEL" if model else "")
+    flags += "".join(f" [--role {role}=PROVIDER:MODEL]" for role in roles)
     return f"`kinegraph reproduce {table.key} {flags} --out OUT`"
 
 

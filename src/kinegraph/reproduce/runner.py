@@ -21,6 +21,7 @@ from kinegraph.report.published import ArmResult, PublishedTable, write_publishe
 from kinegraph.reproduce.catalog import NOT_HERE, Arm, PaperTable, papers
 from kinegraph.run.sweep import SweepResult, run_sweep
 from kinegraph.run.sweep_spec import SweepSpec, expand
+from kinegraph.types import RoleModel
 
 SWEEP_YAML = "sweep.yaml"
 
@@ -33,6 +34,7 @@ class Request:
     data: str | None = None
     model: str | None = None
     base_url: str | None = None
+    roles: dict[str, RoleModel] = field(default_factory=dict)  # model roles (e.g. Scene-CoT's answerer)
     limit: int | None = None
     loader_options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
@@ -64,7 +66,10 @@ def sweep_spec(table: PaperTable, request: Request, seed: int) -> SweepSpec:
     if request.repeats > 1:
         run["use_cache"] = False  # a repeat asks the model again; a cached answer would repeat the first
     bench = {"data": request.data, "limit": request.limit, "loader_options": request.loader_options}
-    model = {"model": request.model, "base_url": request.base_url} if request.model else None
+    model = None
+    if request.model:
+        roles = {name: role.model_dump() for name, role in request.roles.items()}
+        model = {"model": request.model, "base_url": request.base_url, "roles": roles}
     return SweepSpec.model_validate(
         {
             "benchmarks": {table.benchmark: bench},
