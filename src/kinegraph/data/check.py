@@ -112,13 +112,9 @@ def _rows(spec: HubLayout, root: Path) -> list[Finding]:
     try:
         samples = suites.get(spec.benchmark).load(spec.loader_path(root))
     except DataError as exc:
-        return [
-            Finding(
-                exc.path or str(root),
-                str(exc).removeprefix(f"{exc.path}: "),
-                "correct that row, or " + _fetch_hint(spec.benchmark, root) + " again",
-            )
-        ]
+        where = (exc.path or str(root)) + (f":{exc.line}" if exc.line is not None else "")
+        what = (f"field {exc.field!r}: " if exc.field else "") + exc.message
+        return [Finding(where, what, f"correct it, or {_fetch_hint(spec.benchmark, root)} again")]
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
