@@ -535,6 +535,9 @@ def data_fetch(
     ],
     to: Annotated[Path | None, typer.Option("--to", help="Folder to write (resumes what is there).")] = None,
     revision: Annotated[str, typer.Option(help="Branch, tag or commit; recorded as a commit.")] = "main",
+    endpoint: Annotated[
+        str | None, typer.Option(envvar="HF_ENDPOINT", help="Hub URL (default: huggingface.co).")
+    ] = None,
 ) -> None:
     """Download a benchmark from the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN honoured) at a pinned commit."""
     from kinegraph.data.fetch import fetch, nuscenes_instructions
@@ -544,7 +547,7 @@ def data_fetch(
         return
     if to is None:
         raise fail("--to is required: the folder to download into")
-    record = fetch(benchmark, to, revision=revision)
+    record = fetch(benchmark, to, revision=revision, endpoint=endpoint)
     typer.echo(f"fetched {record.repo_id}@{record.commit} ({record.files} files) into {to}")
     if benchmark in ("egodyn", "tad", "stsbench"):
         typer.echo(

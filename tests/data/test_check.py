@@ -64,7 +64,10 @@ def test_a_generated_folder_is_clean(suite: str, tmp_path: Path) -> None:
 
 def test_no_such_folder(tmp_path: Path) -> None:
     line = _one_error("dsi", tmp_path / "nowhere")
-    assert "no such folder" in line and f"kinegraph data fetch dsi --to {tmp_path / 'nowhere'}" in line
+    assert (
+        "no such file or directory" in line
+        and f"kinegraph data fetch dsi --to {tmp_path / 'nowhere'}" in line
+    )
 
 
 def test_a_hub_cache_root_is_not_a_dataset_folder(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def _fetch_hint(benchmark: str, root: Path) -> str:
 
 def _folder(benchmark: str, root: Path) -> list[Finding]:
     if not root.exists():
-        return [Finding(str(root), "no such folder", _fetch_hint(benchmark, root))]
+        return [Finding(str(root), "no such file or directory", _fetch_hint(benchmark, root))]
     if (root / "snapshots").is_dir() and (root / "refs").is_dir():
         snaps = [p for p in (root / "snapshots").iterdir() if p.is_dir()]
         pick = str(choose(snaps, root)) if snaps else "<snapshot>"

@@ -53,15 +53,19 @@ def nuscenes_instructions() -> str:
     return "\n".join(NUSCENES_STEPS)
 
 
-def fetch(benchmark: str, to: Path, revision: str = "main", progress: bool = True) -> FetchRecord:
-    """Download `benchmark` into `to` (a plain folder in the repo's layout) and record the commit."""
+def fetch(
+    benchmark: str, to: Path, revision: str = "main", endpoint: str | None = None, progress: bool = True
+) -> FetchRecord:
+    """Download `benchmark` into `to` (a plain folder in the repo's layout) and record the commit.
+
+    `endpoint` defaults to `HF_ENDPOINT`, then huggingface.co."""
     spec = layout(benchmark)
     import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
     from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-    endpoint = os.environ.get("HF_ENDPOINT", DEFAULT_ENDPOINT).rstrip("/")
+    endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     token = os.environ.get("HF_TOKEN") or None
     where = f"{endpoint}/datasets/{spec.repo_id}"
     try:
