@@ -72,12 +72,13 @@ def test_no_such_folder(tmp_path: Path) -> None:
 
 def test_a_hub_cache_root_is_not_a_dataset_folder(tmp_path: Path) -> None:
     root = tmp_path / "datasets--Viglong--DSI-Bench"
-    shutil.copytree(generated("dsi", tmp_path), root / "snapshots" / NEW)
+    for commit in (OLD, NEW):
+        shutil.copytree(generated("dsi", tmp_path), root / "snapshots" / commit)
     (root / "refs").mkdir()
-    (root / "refs" / "main").write_text(NEW)
+    (root / "refs" / "main").write_text(OLD)  # main points at the older commit: that one is named
     line = _one_error("dsi", root)
     assert "a Hugging Face cache folder, not a dataset folder" in line
-    assert f"use --data {root / 'snapshots' / NEW}" in line
+    assert f"use --data {root / 'snapshots' / OLD}" in line
 
 
 def test_a_missing_variant_csv(tmp_path: Path) -> None:

@@ -17,12 +17,17 @@ FETCH_RECORD = "kinegraph-fetch.json"
 _HASH_NAME = re.compile(r"[0-9a-f]{16,64}")
 
 
+def is_snapshot_name(name: str) -> bool:
+    """Whether a folder name looks like a cache snapshot (a commit or a fingerprint)."""
+    return _HASH_NAME.fullmatch(name) is not None
+
+
 def _snapshot(path: Path, top: Path) -> Path | None:
     """The nearest folder between `top` and `path` named like a commit or fingerprint, if any."""
     for parent in path.parents:
         if parent == top or top not in parent.parents:
             return None
-        if _HASH_NAME.fullmatch(parent.name):
+        if is_snapshot_name(parent.name):
             return parent
     return None
 
@@ -43,17 +48,17 @@ def _written_at(folder: Path) -> float:
     return max((p.stat().st_mtime for p in folder.rglob("*") if p.is_file()), default=folder.stat().st_mtime)
 
 
-def choose(snapshots: Sequence[Path], root: Path) -> Path:
-    """The snapshot a loader reads among `snapshots` (see the module docstring for the order)."""
+def choose(snapshots: Sequence[Path], root: Path) -> tuple[Path, str]:
+    """The snapshot a loader reads among `snapshots`, and why (see the module docstring for the order)."""
     pin = pinned_commit(root)
     for folder in snapshots:
         if pin and folder.name == pin:
-            return folder
+            return folder, f"pinned by {FETCH_RECORD}"
     for folder in snapshots:
         ref = folder.parent.parent / "refs" / "main"
         if folder.parent.name == "snapshots" and ref.is_file() and ref.read_text().strip() == folder.name:
-            return folder
-    return max(snapshots, key=lambda f: (_written_at(f), f.name))
+            return folder, "refs/main"
+    return max(snapshots, key=lambda f: (_written_at(f), f.name)), "the newest"
 
 
 def snapshot_groups(files: Sequence[Path], top: Path) -> dict[Path | None, list[Path]]:
@@ -70,5 +75,5 @@ def one_snapshot(files: Sequence[Path], top: Path, root: Path) -> list[Path]:
     snapshots = [s for s in groups if s is not None]
     if len(snapshots) < 2:
         return list(files)
-    keep = choose(snapshots, root)
+    keep, _ = choose(snapshots, root)
     return [f for f in files if _snapshot(f, top) in (keep, None)]

@@ -9,16 +9,18 @@ reads every row (its `DataError` names file, line and field); ids are unique; a 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kinegraph.benchmarks.hf_snapshots import FETCH_RECORD, choose, pinned_commit, snapshot_groups
+from kinegraph.benchmarks.hf_snapshots import FETCH_RECORD, choose, is_snapshot_name
 from kinegraph.data.hub_layouts import LAYOUTS, HubLayout, layout
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_jsonl
 
 VIDEO_SAMPLE = 3
+_NOT_SNAPSHOTS = frozenset({".cache", "nuscenes", "samples", "sweeps"})  # never cache versions
 
 
 @dataclass(frozen=True)
@@ -40,26 +42,24 @@ def _folder(benchmark: str, root: Path) -> list[Finding]:
         return [Finding(str(root), "no such file or directory", _fetch_hint(benchmark, root))]
     if (root / "snapshots").is_dir() and (root / "refs").is_dir():
         snaps = [p for p in (root / "snapshots").iterdir() if p.is_dir()]
-        pick = str(choose(snaps, root)) if snaps else "<snapshot>"
+        pick = str(choose(snaps, root)[0]) if snaps else "<snapshot>"
         return [Finding(str(root), "a Hugging Face cache folder, not a dataset folder", f"use --data {pick}")]
     return []
 
 
 def duplicate_snapshots(root: Path) -> list[Finding]:
     """One warning per folder holding several cache snapshots of the same files, naming the one read."""
-    if not root.is_dir():
-        return []
-    files = [p for p in root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(root).parts]
     by_parent: dict[Path, list[Path]] = {}
-    for snapshot in snapshot_groups(files, root):
-        if snapshot is not None:
-            by_parent.setdefault(snapshot.parent, []).append(snapshot)
+    for parent, dirs, _ in os.walk(root):  # symlinks (a linked nuScenes root) are not followed
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_SNAPSHOTS)
+        snapshots = [Path(parent) / d for d in dirs if is_snapshot_name(d)]
+        if len(snapshots) > 1:
+            by_parent[Path(parent)] = [s for s in snapshots if any(p.is_file() for p in s.rglob("*"))]
     out = []
     for parent, snapshots in sorted(by_parent.items()):
         if len(snapshots) < 2:
             continue
-        keep = choose(snapshots, root)
-        why = "pinned by " + FETCH_RECORD if keep.name == pinned_commit(root) else "the newest"
+        keep, why = choose(snapshots, root)
         names = ", ".join(sorted(s.name[:12] for s in snapshots))
         out.append(
             Finding(
