@@ -531,7 +531,7 @@ def synth(
     typer.echo(f"wrote {path}")
 
 
-data_app = typer.Typer(no_args_is_help=True, help="Derive benchmark files from official ones.")
+data_app = typer.Typer(no_args_is_help=True, help="Fetch, check and derive benchmark files.")
 app.add_typer(data_app, name="data")
 
 
@@ -545,6 +545,51 @@ def quantiphy_counterfactual(
     from kinegraph.benchmarks.quantiphy_counterfactual import write_counterfactual_set
 
     typer.echo(f"wrote {write_counterfactual_set(source, out)}")
+
+
+@data_app.command("fetch")
+@clean_errors
+def data_fetch(
+    benchmark: Annotated[
+        str, typer.Argument(help="egodyn, quantiphy, tad, stsbench, dsi, autodridm or nuscenes.")
+    ],
+    to: Annotated[Path | None, typer.Option("--to", help="Folder to write (resumes what is there).")] = None,
+    revision: Annotated[str, typer.Option(help="Branch, tag or commit; recorded as a commit.")] = "main",
+    endpoint: Annotated[
+        str | None, typer.Option(envvar="HF_ENDPOINT", help="Hub URL (default: huggingface.co).")
+    ] = None,
+) -> None:
+    """Download a benchmark from the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN honoured) at a pinned commit."""
+    from kinegraph.data.fetch import fetch, nuscenes_instructions
+
+    if benchmark == "nuscenes":
+        typer.echo(nuscenes_instructions())
+        return
+    if to is None:
+        raise fail("--to is required: the folder to download into")
+    record = fetch(benchmark, to, revision=revision, endpoint=endpoint)
+    typer.echo(f"fetched {record.repo_id}@{record.commit} ({record.files} files) into {to}")
+    if benchmark in ("egodyn", "tad", "stsbench"):
+        typer.echo(
+            f"{benchmark} also reads nuScenes frames, which cannot be fetched:\n{nuscenes_instructions()}"
+        )
+
+
+@data_app.command("check")
+@clean_errors
+def data_check(
+    benchmark: Annotated[str, typer.Argument(help="egodyn, quantiphy, tad, stsbench, dsi or autodridm.")],
+    folder: Annotated[Path, typer.Argument(help="The benchmark folder (what data fetch wrote).")],
+) -> None:
+    """Check a benchmark folder before a run: files, rows, joins, videos; exit 2 when something is wrong."""
+    from kinegraph.data.check import check, table
+
+    findings = check(benchmark, folder)
+    typer.echo(table(findings), nl=False)
+    errors = sum(f.severity == "error" for f in findings)
+    if errors:
+        raise fail(f"{folder}: {errors} problem(s) in the {benchmark} layout (see the table above)")
+    typer.echo(f"ok: {folder} is a complete {benchmark} folder")
 
 
 @app.command("list")

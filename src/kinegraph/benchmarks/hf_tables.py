@@ -2,7 +2,8 @@
 
 Accepted layouts for a config NAME under a root directory: `NAME.{jsonl,json,parquet,arrow}`, or a folder
 `NAME/` holding such files at any depth (what `save_to_disk`, `to_json`/`to_parquet` or the HF cache
-write), or a `save_to_disk` DatasetDict (`dataset_dict.json` at the root) whose split NAME is a folder.
+write; of a cache holding several versions, one: see `hf_snapshots`), or a `save_to_disk` DatasetDict
+(`dataset_dict.json` at the root) whose split NAME is a folder.
 Arrow files are read with pyarrow in either IPC format (`datasets` writes the streaming one).
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kinegraph.benchmarks.hf_snapshots import one_snapshot
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json, read_jsonl
 
@@ -69,11 +71,12 @@ def config_files(root: str | Path, name: str) -> list[Path]:
     folder = root / name
     if not folder.is_dir():
         return []
-    return sorted(
+    files = sorted(
         p
         for p in folder.rglob("*")
         if p.is_file() and p.suffix in DATA_SUFFIXES and p.name not in _METADATA_FILES
     )
+    return one_snapshot(files, folder, root)  # a cache holding two versions: read one, not both
 
 
 def read_config(root: str | Path, name: str) -> list[dict[str, Any]] | None:

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from kinegraph.agents.protocol import Backend
+from kinegraph.data.check import preflight
 from kinegraph.graphs import graph_spec
 from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.subsets import select
@@ -17,6 +18,7 @@ def load_samples(config: RunConfig) -> list[Sample]:
     suite = suites.get(config.benchmark)
     if config.data is None:
         raise ValueError(f"--data is required: the {config.benchmark} files to run on")
+    preflight(config.benchmark, config.data)  # missing files, a Hub cache root: one line, before any call
     samples = suite.load(config.data, **config.loader_options)
     if config.subset:
         samples = select(samples, config.subset, suite.subset_keys, config.benchmark)
