@@ -10,6 +10,7 @@ from kinegraph.report.cells import fmt, format_delta
 from kinegraph.report.compare import Comparison
 from kinegraph.report.holm import holm
 from kinegraph.report.repeats import repeat_rows
+from kinegraph.report.tool_use import tool_use_rows
 
 
 class Section(NamedTuple):
@@ -37,7 +38,7 @@ def holm_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def sections(comparison: Comparison) -> list[Section]:
-    """The sections that apply to this comparison (none for a single run without repeats)."""
+    """The sections that apply to this comparison (none for a single run without repeats or tool calls)."""
     out = []
     if comparison.item_names and len(comparison.runs) > 1:
         out.append(
@@ -71,4 +72,7 @@ def sections(comparison: Comparison) -> list[Section]:
     header, body = repeat_rows(comparison.runs, comparison.headlines, comparison.metric_names)
     if body:
         out.append(Section("Repeats of the same arm: mean ± sd over runs", header, body))
+    header, body = tool_use_rows(comparison.runs, comparison.primary)
+    if body:
+        out.append(Section("Tool use: calls read from each prediction's trace", header, body))
     return out

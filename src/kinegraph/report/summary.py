@@ -7,6 +7,7 @@ from typing import Any
 
 from kinegraph.report.bootstrap import Delta
 from kinegraph.report.compare import Comparison
+from kinegraph.report.tool_use import tool_use
 
 
 def _number(value: float | None) -> float | None:
@@ -26,7 +27,7 @@ def delta_dict(d: Delta) -> dict[str, Any]:
 
 
 def as_dict(comparison: Comparison) -> dict[str, Any]:
-    """Runs in order (the first is the baseline) with headline, breakdown, and deltas vs the baseline."""
+    """Runs in order (the first is the baseline): headline, breakdown, deltas vs the baseline, tool use."""
     runs = []
     for i, run in enumerate(comparison.runs):
         delta = comparison.deltas[i]
@@ -47,6 +48,7 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
                 "breakdown": {k: _number(v) for k, v in comparison.breakdowns[i].items()},
                 "delta": None if delta is None else delta_dict(delta),
                 "item_deltas": {k: delta_dict(d) for k, d in comparison.item_deltas[i].items()},
+                "tool_use": tool_use(run).as_dict(),
             }
         )
     return {
