@@ -158,6 +158,22 @@ def track_objects(
     return {"objects": [_track_summary(t.centre_px, t.extent_px, times) for t in tracks]}
 
 
+def _named_tracks(
+    tracks: dict[str, Any], grounding: dict[str, Any], prior: str, question: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Tracks and grounding keyed by the prior's object and the question's objects, one box each."""
+    from kinegraph.tools.quantiphy_text import parse_prior, parse_question
+
+    source, targets = parse_prior(prior).object, list(parse_question(question).objects)
+    if len(targets) != len(grounding["target_objects"]):
+        raise ValueError(
+            f"the question names {len(targets)} object(s) ({', '.join(targets)}): give one target box each"
+        )
+    named = {source: tracks[grounding["prior_object"]]}
+    named |= {name: tracks[box] for name, box in zip(targets, grounding["target_objects"], strict=True)}
+    return named, {"prior_object": source, "target_objects": targets}
+
+
 def pixel_scale_calculator(
     clip: Clip,
     prior: str,
@@ -200,6 +216,8 @@ def pixel_scale_calculator(
         "prior_object": str(tuple(prior_box_px)),
         "target_objects": [str(tuple(b)) for b in target_boxes_px],
     }
+    if dimension == "3d":  # depth entries name their objects: key the tracks by the texts' object names
+        tracks, grounding = _named_tracks(tracks, grounding, prior, question)
     height, width = clip.frames.shape[1:3]
     scheme, window = DEFAULT_SCHEME["tracker"]
     answer = solve_row(row, grounding, tracks, (width, height), scheme, window)
