@@ -146,6 +146,12 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_fields=("ground_truth_prior",),
     ),
     _shipped(
+        "quantiphy.agent",
+        "quantiphy_agent:build_agent",
+        "the v3 question and frames; the model may call the pixel-scale calculator and the tracker",
+        needs_fields=("ground_truth_prior",),
+    ),
+    _shipped(
         "tad.baseline",
         "tad:build_baseline",
         "keyframes + question (segment or scene prompt variant), upstream extraction",
