@@ -28,6 +28,7 @@ NEEDS: list[tuple[str, str]] = [
     ("dsi.tools", "options_text"),
     ("egodyn.text_only", "features"),
     ("egodyn.trajectory", "features"),
+    ("quantiphy.agent", "ground_truth_prior"),
     ("quantiphy.cot", "ground_truth_prior"),
     ("quantiphy.hybrid", "ground_truth_prior"),
     ("quantiphy.prior_only", "ground_truth_prior"),

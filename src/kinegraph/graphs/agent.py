@@ -9,7 +9,7 @@ video gets the sample's decoded frames, so the offered schemas leave out the med
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -28,20 +28,25 @@ def registry() -> ToolRegistry:
 
 
 class SampleClip:
-    """A media source holding only the sample's decoded frames: every video reference reads them."""
+    """A media source holding only the sample's frames (read on first use): every video reference reads
+    them."""
 
-    def __init__(self, clip: Clip) -> None:
-        self._clip = clip
+    def __init__(self, load: Callable[[], Clip]) -> None:
+        self._load = load
+        self._clip: Clip | None = None
 
     def clip(self, reference: str, num_frames: int | None) -> Clip:
+        if self._clip is None:
+            self._clip = self._load()
         return self._clip
 
     def image(self, reference: str) -> Image:
         raise ToolError("this question has no image to read; the tools read the video's frames")
 
 
-def bound_tools(names: Sequence[str], clip: Clip) -> dict[str, Tool]:
-    """Registry tools by name, offered without their media argument and run on `clip`."""
+def bound_tools(names: Sequence[str], clip: Callable[[], Clip]) -> dict[str, Tool]:
+    """Registry tools by name, offered without their media argument and run on the clip `clip()` reads
+    (once, at the first call that needs it)."""
     media = SampleClip(clip)
 
     def runner(name: str) -> Callable[[dict[str, Any]], str]:
@@ -64,14 +69,14 @@ def bound_tools(names: Sequence[str], clip: Clip) -> dict[str, Tool]:
     return table
 
 
-def function_tool(name: str, description: str, function: Callable[[], Mapping[str, Any]]) -> Tool:
-    """A tool of no arguments answering with `function()` as JSON (what a graph measured of the sample)."""
+def function_tool(name: str, description: str, function: Callable[[], str]) -> Tool:
+    """A tool of no arguments answering with `function()`'s text (what a graph derives of the sample)."""
     spec = ToolSpec(
         name=name,
         description=description,
         parameters={"type": "object", "properties": {}, "additionalProperties": False},
     )
-    return spec, lambda arguments: json.dumps(dict(function()))
+    return spec, lambda arguments: function()
 
 
 def check_rounds(max_tool_rounds: int) -> int:

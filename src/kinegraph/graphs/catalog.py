@@ -186,6 +186,11 @@ SHIPPED: tuple[GraphSpec, ...] = (
         model_roles=("captioner", "answerer"),
     ),
     _shipped(
+        "tad.agent",
+        "tad_agent:build_agent",
+        "keyframes + question; the model may call TCogMap on the ego poses and the camera-motion tool",
+    ),
+    _shipped(
         "stsbench.baseline",
         "stsbench:build_baseline",
         "the scenario's frames and upstream's multiple-choice prompt",

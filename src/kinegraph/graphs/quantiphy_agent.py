@@ -61,7 +61,7 @@ def answer_agent(max_rounds: int) -> Any:
             temperature=0.0,
             metadata=request_metadata(sample),
         )
-        loop = await ask_with_tools(runtime, request, bound_tools(TOOLS, clip), max_rounds, node=NODE)
+        loop = await ask_with_tools(runtime, request, bound_tools(TOOLS, lambda: clip), max_rounds, node=NODE)
         trace = [{"node": NODE, "prompt": text, "n_images": len(state["images"])}, *loop.trace]
         fields: dict[str, Any] = {"trace": trace, "frames": record}
         if loop.response is None:
