@@ -101,3 +101,23 @@ def test_a_runs_export_carries_the_database_ids_and_rescored_equals_the_run(worl
         rescored = json.loads(kinegraph("evaluate", "stsbench", export, "--data", world, *extra).output)
         assert rescored["ego"] == pytest.approx(metrics["ego"])
         assert rescored["per_scenario"] == metrics["per_scenario"]
+
+
+def test_a_database_that_is_missing_or_not_upstreams_is_refused_in_one_line(world, kinegraph, tmp_path):
+    path = tmp_path / "preds.json"
+    path.write_text(json.dumps([{"prediction": "A", "gt_letter": "A", "man_id": i} for i in range(8)]))
+    missing = kinegraph("evaluate", "stsbench", path, "--data", world, "--db", tmp_path / "no.db", expect=2)
+    assert missing.output.startswith("error:") and "no.db: nuScenes.db not found" in missing.output
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE scene (id INTEGER PRIMARY KEY)")
+    db.close()
+    wrong = kinegraph("evaluate", "stsbench", path, "--data", world, "--db", other, expect=2)
+    assert "other.db: not upstream's scenario database: no such table: maneuver" in wrong.output
+    assert len(wrong.output.strip().splitlines()) == 1
+    small = _write_db(tmp_path / "small.db")
+    with sqlite3.connect(small) as db:
+        db.execute("UPDATE maneuver SET in_use = 0 WHERE id = 40")
+    db.close()
+    short = kinegraph("evaluate", "stsbench", path, "--data", world, "--db", small, expect=2)
+    assert "7 scenarios in" in short.output and "8 in the file" in short.output
