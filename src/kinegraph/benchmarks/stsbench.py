@@ -23,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 import string
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,7 @@ def maneuver_ids(db: str | Path) -> list[int]:
     if not db.is_file():
         raise DataError("nuScenes.db not found", path=db)
     try:
-        with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as connection:
+        with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as connection:
             return [int(row[0]) for row in connection.execute(_MANEUVER_IDS_SQL)]
     except sqlite3.Error as exc:
         raise DataError(f"not upstream's scenario database: {exc}", path=db) from None
