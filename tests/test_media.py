@@ -46,6 +46,23 @@ def test_frames_media_and_missing_file(tmp_path):
         load_frames(Media(kind="frames", frame_paths=[str(tmp_path / "missing.png")]))
 
 
+def test_frames_named_as_nuscenes_names_them_record_their_capture_times(tmp_path):
+    times_us = [1533151603512404, 1533151604012404, 1533151604512409, 1533151605012404]
+    paths = [str(tmp_path / f"n008-2018-08-01-15-16-36-0400__CAM_FRONT__{t}.jpg") for t in times_us]
+    for path, frame in zip(paths, _ramp_frames(4), strict=True):
+        write_image(path, frame)
+    # the capture times, not index / fps (keyframes are not exactly 2 Hz apart)
+    _, record = load_frames(Media(kind="frames", frame_paths=paths, fps=2.0), k=2)
+    assert record.indices == [0, 3]
+    assert record.timestamps_s == [1533151603.512404, 1533151605.012404]
+    # one name without a time: back to index / fps
+    write_image(tmp_path / "extra.jpg", _ramp_frames(1)[0])
+    _, record = load_frames(
+        Media(kind="frames", frame_paths=[*paths[:2], str(tmp_path / "extra.jpg")], fps=2.0)
+    )
+    assert record.timestamps_s == [0.0, 0.5, 1.0]
+
+
 def test_corrupt_video_is_a_clear_error(tmp_path):
     bad = tmp_path / "bad.mp4"
     bad.write_bytes(b"not a video")

@@ -6,6 +6,7 @@ and timestamps actually used are returned with the pixels, so every prediction c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -163,11 +164,27 @@ def _choose(media: Media, n_total: int, k: int | None) -> list[int]:
     return even_indices(n_total, k) if k else list(range(n_total))
 
 
+_CAPTURE_TIME_US = re.compile(r"__(\d{16})\.\w+$")
+
+
+def capture_times_s(frame_paths: Sequence[str]) -> list[float] | None:
+    """Capture times (s) from nuScenes file names (`..._CAM_FRONT__<µs>.jpg`), None if any lacks one."""
+    matches = [_CAPTURE_TIME_US.search(str(path)) for path in frame_paths]
+    if not matches or any(m is None for m in matches):
+        return None
+    return [int(m.group(1)) / 1e6 for m in matches if m is not None]
+
+
 def _timestamps(media: Media, indices: Sequence[int], fps: float | None) -> list[float]:
+    """The times of the frames used: the media's own, else (frames named as nuScenes names them) their
+    capture times, else index / fps; none when nothing gives a time."""
     if media.timestamps_s is not None and media.frame_indices is not None:
         return list(media.timestamps_s)
     if media.timestamps_s is not None:
         return [media.timestamps_s[i] for i in indices]
+    captured = capture_times_s(media.frame_paths) if media.kind == "frames" else None
+    if captured is not None:
+        return [captured[i] for i in indices]
     if fps:
         return [i / fps for i in indices]
     return []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
@@ -66,3 +67,27 @@ def test_unparsable_answers_are_asked_again_then_E(dsi_world, kinegraph, tmp_pat
     assert [p["answer"] for p in predictions] == ["B", "E"]
     assert [p["status"] for p in predictions] == ["ok", "parse_failure"]
     assert len(temperatures) == 2 + 3 and temperatures[:2] == [0.0, 1.0]
+
+
+def test_a_limited_runs_export_scores_against_its_own_metadata(dsi_world, kinegraph, tmp_path):
+    # 18 rows x 4 variants, variant-major: 59 samples hold rows 0-4 in all four variants
+    with OpenAILoopback(responder=dsi_reader) as server:
+        _run(kinegraph, dsi_world, tmp_path / "r", "dsi.baseline", server, "--limit", "59")
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    official = tmp_path / "r" / "official"
+    assert metrics["n_rows"] == 5
+    for variant in ("std", "hflip", "reverse", "reverse_hflip"):
+        meta = pd.read_csv(official / "metadatas" / f"{variant}.csv")
+        source = pd.read_csv(dsi_world / "metadatas" / f"{variant}.csv")
+        assert meta["row"].tolist() == [0, 1, 2, 3, 4]
+        assert meta["GT"].tolist() == source["GT"].tolist()[:5]
+        assert meta["cate"].tolist() == source["cate"].tolist()[:5]
+        assert len(pd.read_csv(official / variant / "kinegraph.csv")) == 5
+
+    rescored = json.loads(kinegraph("evaluate", "dsi", official, "--data", official).output)
+    for method in ("sample_wise", "group_wise"):
+        assert rescored[method] == metrics[method]
+    assert rescored["single_variant"] == metrics["single_variant"]
+    # against the full dataset, as upstream: every metadata row needs an answer (one line, exit 2)
+    refused = kinegraph("evaluate", "dsi", official, "--data", dsi_world, expect=2)
+    assert refused.output.startswith("error:") and "5 rows for 18 questions" in refused.output

@@ -8,13 +8,22 @@ STSnu.json stores no question: each record has the positive scenario and its neg
 the choice list when it writes prompts: 4 negatives drawn without replacement with linearly decreasing
 weights (n - i), shuffled with the positive, lettered A-E, with no seed, so the paper's option sets cannot
 be rebuilt. Here the draw uses numpy's Generator seeded with `(seed, record index)`; the seed is recorded
-in every sample, so the same seed gives the same questions. A record's `man_id` is its list index.
+in every sample, so the same seed gives the same questions.
+
+A scenario's `man_id` is upstream's: the `id` of its row in the `maneuver` table of `nuScenes.db`, which
+upstream's prediction files carry and its scorer joins on. `vqa_extractor/hf.py` writes STSnu.json from
+the same query as the scorer, in the database's row order, and leaves the id out; so the ids come from a
+record's own `man_id` field where it has one, else from `nuScenes.db` (`maneuver_ids`), else a record's
+`man_id` is its list index (and the scorer joins an upstream file's ids in ascending order, which is
+that same row order: see `evaluators.stsbench.scenario_ids`).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import string
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +114,67 @@ def frame_paths(record: Mapping[str, Any], group: str, data_root: Path | None) -
     return [str(data_root / p) if data_root is not None else p for p in paths]
 
 
+# Upstream's scenario query (`eval/eval.py`, `vqa_extractor/hf.py`): manually labeled, in use, with a
+# positive maneuver. Upstream has no ORDER BY; SQLite's table scan returns rowid (= id) order.
+_MANEUVER_IDS_SQL = (
+    "SELECT id FROM maneuver WHERE manually_labeled AND in_use AND EXISTS "
+    "(SELECT 1 FROM positive_maneuver WHERE positive_maneuver.maneuver_id = maneuver.id) ORDER BY id"
+)
+
+
+def maneuver_ids(db: str | Path) -> list[int]:
+    """Upstream's scenario ids from `nuScenes.db`, in the order STSnu.json lists the scenarios."""
+    db = Path(db)
+    if not db.is_file():
+        raise DataError("nuScenes.db not found", path=db)
+    try:
+        with closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as connection:
+            return [int(row[0]) for row in connection.execute(_MANEUVER_IDS_SQL)]
+    except sqlite3.Error as exc:
+        raise DataError(f"not upstream's scenario database: {exc}", path=db) from None
+
+
+def record_ids(records: Sequence[Mapping[str, Any]], path: Path) -> list[int] | None:
+    """The records' own `man_id` fields (every record has one, an integer), or None when none has."""
+    present = [i for i, r in enumerate(records) if "man_id" in r]
+    if not present:
+        return None
+    for i, record in enumerate(records):
+        value = record.get("man_id")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DataError(
+                f"record {i}: needs an integer (as the other records have)", path=path, field="man_id"
+            )
+    ids = [int(r["man_id"]) for r in records]
+    if len(set(ids)) < len(ids):
+        raise DataError("two records share one man_id", path=path, field="man_id")
+    return ids
+
+
+def scenario_ids(records: Sequence[Mapping[str, Any]], path: Path, db: str | Path | None = None) -> list[int]:
+    """Each record's upstream `man_id`: its own field, else from `db` (nuScenes.db), else its index."""
+    own = record_ids(records, path)
+    if own is not None:
+        return own
+    if db is None:
+        return list(range(len(records)))
+    ids = maneuver_ids(db)
+    if len(ids) != len(records):
+        raise DataError(
+            f"{len(ids)} scenarios in {db}, {len(records)} in the file (not its database)", path=path
+        )
+    return ids
+
+
 def build_sample(
-    record: Mapping[str, Any], index: int, seed: int, data_root: Path | None, path: Path
+    record: Mapping[str, Any],
+    index: int,
+    seed: int,
+    data_root: Path | None,
+    path: Path,
+    man_id: int | None = None,
 ) -> Sample:
-    """One STSnu record as a multiple-choice Sample."""
+    """One STSnu record as a multiple-choice Sample (`man_id`: upstream's id, default the index)."""
     for field in ("scenario", "negative_scenarios"):
         if not isinstance(record.get(field), str) or not record[field].strip():
             raise DataError(f"record {index}: missing or empty", path=path, field=field)
@@ -145,7 +211,7 @@ def build_sample(
         media=Media(kind="frames", frame_paths=paths, fps=KEYFRAME_RATE_HZ) if paths else Media(),
         context={key: record[key] for key in ("ego", "agent", "other_agent") if key in record},
         metadata={
-            "man_id": index,
+            "man_id": index if man_id is None else man_id,
             "scenario_group": group,
             "scenario": record["scenario"],
             "answer_text": record["scenario"],
@@ -163,8 +229,13 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def load(path: str | Path, seed: int = 0, data_root: str | Path | None = None) -> list[Sample]:
-    """Every STSnu.json scenario as a question; `data_root` prefixes the relative sensor paths."""
+def load(
+    path: str | Path, seed: int = 0, data_root: str | Path | None = None, db: str | Path | None = None
+) -> list[Sample]:
+    """Every STSnu.json scenario as a question; `data_root` prefixes the relative sensor paths, `db`
+    (upstream's nuScenes.db) gives the scenarios upstream's ids where the records carry none."""
     path = Path(path)
     root = Path(data_root) if data_root is not None else None
-    return [build_sample(r, i, seed, root, path) for i, r in enumerate(read_records(path))]
+    records = read_records(path)
+    ids = scenario_ids(records, path, db)
+    return [build_sample(r, i, seed, root, path, ids[i]) for i, r in enumerate(records)]

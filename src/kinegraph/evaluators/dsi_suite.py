@@ -74,17 +74,42 @@ def score_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
     return {**score(metas, results, MIN_CORRECT), "n_rows": len(next(iter(metas.values())))}
 
 
+def metadata_rows(samples: Sequence[Sample]) -> pd.DataFrame:
+    """The metadata CSV rows of `samples` (one variant), upstream's columns plus `row`, the data row."""
+    return pd.DataFrame(
+        {
+            "cate": [s.metadata["cate"] for s in samples],
+            "relative_path": [s.metadata["relative_path"] for s in samples],
+            "video_type": [s.metadata.get("video_type") for s in samples],
+            "question": [s.question for s in samples],
+            "options": [s.context.get("options_text", "") for s in samples],
+            "GT": [_gt(s) for s in samples],
+            "row": [s.metadata["row"] for s in samples],
+        }
+    )
+
+
 def export_official(
     samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
 ) -> list[Path]:
-    """`<variant>/kinegraph.csv` (columns result_text, final_answer), upstream's outputs layout."""
+    """`<variant>/kinegraph.csv` (columns result_text, final_answer), upstream's outputs layout, and
+    `metadatas/<variant>.csv`, the metadata rows they answer.
+
+    Upstream's `evaluate.py` reads every row of each variant's metadata CSV and needs a result row for
+    each, so a run of part of the data (`--limit`, `--subset`) is readable there only against the rows it
+    ran: point upstream's META_BASE_PATH (and kinegraph's `evaluate dsi --data`) at this folder.
+    """
+    rows = complete_rows(samples)
     _, results = frames(samples, predictions)
     paths = []
     for variant, frame in results.items():
         path = out_dir / variant / "kinegraph.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(path, index=False)
-        paths.append(path)
+        meta = out_dir / "metadatas" / f"{variant}.csv"
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        metadata_rows([rows[r][variant] for r in rows]).to_csv(meta, index=False)
+        paths += [path, meta]
     return paths
 
 
@@ -175,6 +200,7 @@ SUITE = Suite(
     notes={
         "paired unit": "row (its four variants)",
         "failed call": f"answered {FAILED_ANSWER!r}, as upstream after its retries (scores 0)",
+        "official export": "official/metadatas/ holds the rows the run scored: score against it",
     },
     generate=generate,
     evaluate_files=evaluate_files,

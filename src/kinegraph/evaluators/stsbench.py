@@ -4,7 +4,8 @@ A prediction is right when the FIRST CHARACTER of the raw model output equals th
 case-insensitively: no parsing at all, so "The answer is B" scores as "t" (upstream behaviour, kept).
 Accuracy is averaged per scenario type, then over the types of each of the 4 groups (macro), then over
 the groups. Upstream reads the scenario groups from its unreleased `nuScenes.db`; here they come from
-STSnu.json (which actor blocks a record has), and `man_id` is the record's index in that file. Upstream
+STSnu.json (which actor blocks a record has). Predictions join scenarios on upstream's `man_id` (the
+database id, see `benchmarks.stsbench`): `scenario_ids` says which id each record has. Upstream
 stops on a scenario without an answer and on an empty answer; so does this scorer (DataError), unless
 the non-official `empty_as_wrong` is set (a failed run's empty output then counts as wrong).
 """
@@ -18,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import GROUPS, read_records, scenario_group
+from kinegraph.benchmarks.stsbench import GROUPS, read_records, record_ids, scenario_group
+from kinegraph.benchmarks.stsbench import scenario_ids as known_ids
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json
 
@@ -38,22 +40,51 @@ def _nan_to_none(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
+def scenario_ids(
+    answers: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any]],
+    path: Path = Path("STSnu.json"),
+) -> list[Any]:
+    """Each record's `man_id`: the records' own ids; else, when the answers hold one integer id per
+    record, those ids in ascending order (upstream lists STSnu.json in its database's id order, so the
+    k-th smallest id is the k-th record); else the record's index (kinegraph's ids without a database)."""
+    own = record_ids(records, path)
+    if own is not None:
+        return own
+    distinct = {a.get("man_id") for a in answers}
+    if len(distinct) == len(records) and all(
+        isinstance(i, int) and not isinstance(i, bool) for i in distinct
+    ):
+        return sorted(distinct)
+    return list(range(len(records)))
+
+
 def score(
-    answers: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]], empty_as_wrong: bool = False
+    answers: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any]],
+    empty_as_wrong: bool = False,
+    ids: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Group scores, their average, per-scenario accuracies and the upstream table (percent, 2 decimals).
 
     `answers` are upstream prediction records (`prediction`, `gt_letter`, `man_id`); `records` is
-    STSnu.json. A group without scenarios is null, as is then the average (upstream's NaN).
+    STSnu.json; `ids` its records' man_ids (default `scenario_ids`). A group without scenarios is null,
+    as is then the average (upstream's NaN).
     """
     by_id: dict[Any, Mapping[str, Any]] = {}
     for answer in answers:
         by_id.setdefault(answer.get("man_id"), answer)  # upstream takes the first match
+    ids = scenario_ids(answers, records) if ids is None else ids
     results: dict[str, dict[str, list[bool]]] = {g: {} for g in GROUPS}
-    for man_id, record in enumerate(records):
+    for man_id, record in zip(ids, records, strict=True):
         answer = by_id.get(man_id)
         if answer is None:
-            raise DataError(f"scenario man_id={man_id} has no prediction (upstream asserts)", field="man_id")
+            found = len({a.get("man_id") for a in answers})
+            raise DataError(
+                f"scenario man_id={man_id} has no prediction (upstream asserts; "
+                f"{found} distinct man_ids for {len(records)} scenarios)",
+                field="man_id",
+            )
         if "gt_letter" not in answer:
             raise DataError(f"man_id={man_id}: missing", field="gt_letter")
         try:
@@ -87,10 +118,14 @@ def read_predictions(path: str | Path) -> list[dict[str, Any]]:
     return data
 
 
-def score_file(predictions: str | Path, data: str | Path, empty_as_wrong: bool = False) -> dict[str, Any]:
-    """`score` on an upstream prediction file and STSnu.json; errors name the prediction file."""
+def score_file(
+    predictions: str | Path, data: str | Path, empty_as_wrong: bool = False, db: str | Path | None = None
+) -> dict[str, Any]:
+    """`score` on an upstream prediction file and STSnu.json (ids from `db`, upstream's nuScenes.db,
+    where given); errors name the prediction file."""
     answers, records = read_predictions(predictions), read_records(data)
+    ids = known_ids(records, Path(data), db) if db is not None else scenario_ids(answers, records, Path(data))
     try:
-        return score(answers, records, empty_as_wrong)
+        return score(answers, records, empty_as_wrong, ids)
     except DataError as exc:
         raise DataError(exc.message, path=predictions, field=exc.field) from None

@@ -60,12 +60,8 @@ def score_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
     kept = sorted(
         (s for s in samples if s.metadata["man_id"] in answered), key=lambda s: s.metadata["man_id"]
     )
-    position = {s.metadata["man_id"]: i for i, s in enumerate(kept)}  # the scorer indexes records by man_id
-    metrics = score(
-        [{**a, "man_id": position[a["man_id"]]} for a in answers],
-        [_record(s) for s in kept],
-        empty_as_wrong=True,
-    )
+    ids = [s.metadata["man_id"] for s in kept]
+    metrics = score(answers, [_record(s) for s in kept], empty_as_wrong=True, ids=ids)
     present = [metrics[g] for g in GROUPS if metrics[g] is not None]
     metrics["group_average"] = float(np.mean(present)) if present else None
     metrics["n_empty"] = sum(1 for a in answers if not a["prediction"])
@@ -75,7 +71,7 @@ def score_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
 def export_official(
     samples: Sequence[Sample], predictions: Sequence[Prediction], out_dir: Path
 ) -> list[Path]:
-    """The upstream prediction JSON (`eval/eval.py --predictions`)."""
+    """The upstream prediction JSON (`eval/eval.py --predictions`), keyed by the loader's `man_id`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "stsbench_predictions.json"
     path.write_text(json.dumps(answer_records(samples, predictions), indent=1))
@@ -152,14 +148,19 @@ def item_stats(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> 
     return mean_columns(groups, matrix, [f"{g}: {s}" for g, s in columns])
 
 
-def evaluate_files(predictions: Path, warn: Warn, *, data: Path, empty_as_wrong: bool = False) -> str:
+def evaluate_files(
+    predictions: Path, warn: Warn, *, data: Path, empty_as_wrong: bool = False, db: Path | None = None
+) -> str:
     """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
-    return json.dumps(score_file(predictions, data, empty_as_wrong), indent=2) + "\n"
+    return json.dumps(score_file(predictions, data, empty_as_wrong, db), indent=2) + "\n"
 
 
 EVALUATE_FLAGS = (
     Flag("predictions", Path, "Upstream prediction JSON (prediction, gt_letter, man_id).", positional=True),
     Flag("data", Path, "STSnu.json (scenario groups and types)."),
+    Flag(
+        "db", Path | None, "Upstream's nuScenes.db: the scenarios' man_ids (else joined in id order).", None
+    ),
     Flag(
         "empty_as_wrong",
         bool,
