@@ -13,7 +13,6 @@ Layouts read:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -171,29 +170,17 @@ def load_selected_clips(path: str | Path, bank: Mapping[str, EgoDynQuestion] | N
     return samples
 
 
-_NUSCENES_TIME_US = re.compile(r"__(\d{16})\.\w+$")
-
-
-def frame_times_s(frame_paths: list[str]) -> list[float] | None:
-    """Capture times (s) from nuScenes file names (`..._CAM_FRONT__<µs>.jpg`), None if any lacks one."""
-    times = []
-    for path in frame_paths:
-        match = _NUSCENES_TIME_US.search(path)
-        if match is None:
-            return None
-        times.append(int(match.group(1)) / 1e6)
-    return times
-
-
 def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video_dir: Path | None) -> Media:
     """All of a clip's frames; graphs pick which to show (10 evenly spaced by default, as upstream)."""
+    from kinegraph.media import capture_times_s  # here: media imports OpenCV, which scoring never needs
+
     frame_paths = clip.get("frame_paths")
     if frame_paths:
         root = nuscenes_root or Path(".")
         return Media(
             kind="frames",
             frame_paths=[str(root / p) for p in frame_paths],
-            timestamps_s=frame_times_s([str(p) for p in frame_paths]),
+            timestamps_s=capture_times_s([str(p) for p in frame_paths]),
         )
     if carla_video_dir is not None:
         return Media(kind="video", video_path=str(carla_video_dir / f"{clip['clip_id']}.mp4"))
