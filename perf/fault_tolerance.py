@@ -21,10 +21,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
+from runner_throughput import write_dataset  # the same CARLA-layout clips as the throughput figure
 
 from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
-from kinegraph.media import write_video
 from kinegraph.run import execute as run
 from kinegraph.types import FAILED_STATUSES, RunConfig
 
@@ -67,32 +66,6 @@ async def main():
 
 uvloop.run(main())
 """
-
-
-def write_dataset(root: Path, n_clips: int) -> Path:
-    """CARLA-layout clips: a 10-frame 64x36 mp4 each, 14 questions each."""
-    clip_dir, videos = root / "carla_clips", root / "carla_videos_transferred"
-    (clip_dir / "arrays").mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    index, qa = [], []
-    for c in range(n_clips):
-        clip_id = f"PRF_Bench-{c}_1_T-1__Comfort__w0"
-        frames = rng.integers(0, 255, (10, 36, 64, 3), dtype=np.uint8)
-        write_video(videos / f"{clip_id}.mp4", frames, fps=10.0)
-        index.append({"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"})
-        qa += [
-            {
-                "clip_id": clip_id,
-                "question_id": q.question_id,
-                "question": q.text,
-                "answer": q.choices[0],
-                "choices": q.choices,
-            }
-            for q in QUESTION_BANK
-        ]
-    (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
-    (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
-    return root
 
 
 def main() -> None:

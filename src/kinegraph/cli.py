@@ -107,6 +107,24 @@ def refusing_run_logs(evaluate: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
+    ),
+]
+RoleOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="A model role on its own model, e.g. answerer=PROVIDER:MODEL (repeatable)."),
+]
+RoleOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
+]
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error (no stack trace) and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)
@@ -250,14 +268,8 @@ def run(
             help="Backend option key=value (transport=sdk, timeout_s=300, max_concurrency=16, ...)."
         ),
     ] = None,
-    role: Annotated[
-        list[str] | None,
-        typer.Option(help="A model role of the graph on its own model: NAME=PROVIDER:MODEL (repeatable)."),
-    ] = None,
-    role_option: Annotated[
-        list[str] | None,
-        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
-    ] = None,
+    role: RoleOpt = None,
+    role_option: RoleOptionOpt = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
@@ -273,14 +285,7 @@ def run(
     device: Annotated[
         str, typer.Option(help="Where GPU tools run: auto (CUDA when present), cpu, cuda, cuda:N.")
     ] = "auto",
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="[ADDRESS]",
-            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
-        ),
-    ] = None,
+    ray: RayOpt = None,
     ray_workers: Annotated[int | None, typer.Option(help="Ray workers (default: what fits).")] = None,
     ray_shard_groups: Annotated[int, typer.Option(help="Clips per Ray task.")] = 1,
     ray_cpus: Annotated[float | None, typer.Option(help="CPUs per Ray worker (default 1).")] = None,
@@ -362,14 +367,7 @@ def run(
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: benchmarks x graphs x models x options.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Sweep directory (rerun the same to resume).")],
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="[ADDRESS]",
-            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
-        ),
-    ] = None,
+    ray: RayOpt = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples in the reports.")] = 2000,
     progress: Annotated[bool, typer.Option(help="Show a progress bar per run.")] = True,
 ) -> None:
@@ -453,14 +451,8 @@ def reproduce(
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
     ] = None,
-    role: Annotated[
-        list[str] | None,
-        typer.Option(help="A model role on its own model, e.g. answerer=PROVIDER:MODEL (repeatable)."),
-    ] = None,
-    role_option: Annotated[
-        list[str] | None,
-        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
-    ] = None,
+    role: RoleOpt = None,
+    role_option: RoleOptionOpt = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples per arm.")] = None,
     data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
@@ -470,14 +462,7 @@ def reproduce(
     skip: Annotated[
         list[str] | None, typer.Option(help="Leave out the arms of this graph (e.g. egodyn.gpu_flow).")
     ] = None,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            metavar="[ADDRESS]",
-            help="Run on Ray: alone, a local instance; 'auto', the cluster of `ray start`; or HOST:PORT.",
-        ),
-    ] = None,
+    ray: RayOpt = None,
 ) -> None:
     """Run a paper table's arms as one sweep and report published vs measured (reproduce.md / .html)."""
     from kinegraph.reproduce import Request, find_table, listing
@@ -618,14 +603,8 @@ def serve(
         str | None,
         typer.Option(envvar="KINEGRAPH_SERVE_BASE_URL", help="Server URL for vllm / OpenAI-compatible."),
     ] = None,
-    role: Annotated[
-        list[str] | None,
-        typer.Option(help="A model role on its own model: NAME=PROVIDER:MODEL (repeatable)."),
-    ] = None,
-    role_option: Annotated[
-        list[str] | None,
-        typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
-    ] = None,
+    role: RoleOpt = None,
+    role_option: RoleOptionOpt = None,
     graph: Annotated[
         list[str] | None,
         typer.Option("--graph", "-g", help="Serve only these graphs (or package.module:build)."),
