@@ -59,10 +59,12 @@ def test_an_upstream_prediction_file_scores_through_evaluate(world, kinegraph, t
 
     # accelerating (1 + 0)/2, decelerating 1, stopping 1, changing lanes (1 + 0)/2, left 1, right 0
     expected = pytest.approx((0.5 + 1 + 1 + 0.5 + 1 + 0) / 6)
-    joined_in_order = json.loads(kinegraph("evaluate", "stsbench", path, "--data", world).output)
+    inferred = kinegraph("evaluate", "stsbench", path, "--data", world)
+    assert "joined in ascending id order; pass --db" in inferred.stderr
+    joined_in_order = json.loads(inferred.stdout)
     assert joined_in_order["ego"] == expected and joined_in_order["table"]["Ego"] == "66.67"
     with_db = kinegraph("evaluate", "stsbench", path, "--data", world, "--db", _write_db(tmp_path / "n.db"))
-    assert json.loads(with_db.output)["ego"] == expected
+    assert json.loads(with_db.stdout)["ego"] == expected and not with_db.stderr
 
     # one scenario left out: upstream asserts, and so does evaluate (one line, exit 2)
     path.write_text(json.dumps(predictions[1:]))
@@ -98,7 +100,7 @@ def test_a_runs_export_carries_the_database_ids_and_rescored_equals_the_run(worl
     assert sorted(p["man_id"] for p in json.loads(export.read_text())) == DB_IDS
     assert metrics["ego"] == pytest.approx(1 / 6)  # the 2 accelerating records right: 1 of 6 types
     for extra in ((), ("--db", db)):
-        rescored = json.loads(kinegraph("evaluate", "stsbench", export, "--data", world, *extra).output)
+        rescored = json.loads(kinegraph("evaluate", "stsbench", export, "--data", world, *extra).stdout)
         assert rescored["ego"] == pytest.approx(metrics["ego"])
         assert rescored["per_scenario"] == metrics["per_scenario"]
 

@@ -13,7 +13,7 @@ the non-official `empty_as_wrong` is set (a failed run's empty output then count
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,13 +119,25 @@ def read_predictions(path: str | Path) -> list[dict[str, Any]]:
 
 
 def score_file(
-    predictions: str | Path, data: str | Path, empty_as_wrong: bool = False, db: str | Path | None = None
+    predictions: str | Path,
+    data: str | Path,
+    empty_as_wrong: bool = False,
+    db: str | Path | None = None,
+    warn: Callable[[str], None] = lambda message: None,
 ) -> dict[str, Any]:
     """`score` on an upstream prediction file and STSnu.json (ids from `db`, upstream's nuScenes.db,
-    where given); errors name the prediction file."""
+    where given); errors name the prediction file. `warn` hears how the ids were joined when it was
+    inferred (no ids in the records, no database)."""
     answers, records = read_predictions(predictions), read_records(data)
     ids = known_ids(records, Path(data), db) if db is not None else scenario_ids(answers, records, Path(data))
     try:
-        return score(answers, records, empty_as_wrong, ids)
+        metrics = score(answers, records, empty_as_wrong, ids)
     except DataError as exc:
         raise DataError(exc.message, path=predictions, field=exc.field) from None
+    if db is None and record_ids(records, Path(data)) is None:
+        how = "by record position" if ids == list(range(len(records))) else "in ascending id order"
+        warn(
+            f"{data}: the records carry no man_id, so predictions are joined {how}; "
+            "pass --db nuScenes.db to join them by upstream's database"
+        )
+    return metrics

@@ -152,7 +152,7 @@ def evaluate_files(
     predictions: Path, warn: Warn, *, data: Path, empty_as_wrong: bool = False, db: Path | None = None
 ) -> str:
     """Score STSBench predictions: first character vs letter, macro over scenario types, then groups."""
-    return json.dumps(score_file(predictions, data, empty_as_wrong, db), indent=2) + "\n"
+    return json.dumps(score_file(predictions, data, empty_as_wrong, db, warn), indent=2) + "\n"
 
 
 EVALUATE_FLAGS = (
