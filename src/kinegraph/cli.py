@@ -136,14 +136,20 @@ def clean_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from kinegraph.agents.errors import BackendError
         from kinegraph.errors import DataError, UsageError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
-        except (DataError, UsageError, UnknownEntryError, BackendError) as exc:
+        except (DataError, UsageError, UnknownEntryError) as exc:
             raise fail(str(exc)) from None
+        except Exception as exc:
+            # imported only once something failed: the agents package costs `evaluate` a fifth of its start
+            from kinegraph.agents.errors import BackendError
+
+            if isinstance(exc, BackendError):
+                raise fail(str(exc)) from None
+            raise
 
     return wrapper  # type: ignore[return-value]
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-from kinegraph.registry import Registry, UnknownEntryError
+from kinegraph.registry import Registry, UnknownEntryError, import_object
 from kinegraph.types import Prediction, Sample
 
-Finalize = Callable[[np.ndarray], np.ndarray]
+if TYPE_CHECKING:  # numpy is imported where statistics are computed: `kinegraph evaluate` needs none
+    import numpy as np
+
+Finalize = Callable[["np.ndarray"], "np.ndarray"]
 Warn = Callable[[str], None]
 
 
@@ -28,6 +29,18 @@ class Generate(Protocol):
     """Write a synthetic set with known answers in the official layout; returns the path its loader reads."""
 
     def __call__(self, out_dir: Path, n: int, seed: int) -> Path: ...
+
+
+@dataclass(frozen=True)
+class LazyGenerate:
+    """A generator named `package.module:function`, imported on its first call: the worlds import scipy
+    and cv2, which scoring, listing and `--help` never need."""
+
+    target: str
+
+    def __call__(self, out_dir: Path, n: int, seed: int) -> Path:
+        generate: Any = import_object(self.target)
+        return generate(out_dir, n=n, seed=seed)
 
 
 class EvaluateFiles(Protocol):
@@ -120,12 +133,16 @@ def samples_from_predictions(predictions: Sequence[Prediction]) -> list[Sample]:
 
 def _column_mean(sums: np.ndarray) -> np.ndarray:
     """Sum / count per resample (columns [sum, count]); NaN without a count."""
+    import numpy as np
+
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(sums[:, 1] > 0, sums[:, 0] / np.maximum(sums[:, 1], 1), np.nan)
 
 
 def class_recall_stats(pairs: Sequence[tuple[str, str, str]]) -> GroupStats:
     """Pooled balanced accuracy from (group, oracle, pred) triples: rows = [tp, support] per class."""
+    import numpy as np
+
     classes = sorted({o for _, o, _ in pairs} | {p for _, _, p in pairs})
     index = {c: i for i, c in enumerate(classes)}
     k = len(classes)

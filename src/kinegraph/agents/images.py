@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-import cv2
 import numpy as np
 
 from kinegraph.agents.protocol import ContentPart, ImagePart, Message, TextPart
@@ -89,6 +88,8 @@ def encode_frames(
 
 def decode_image(part: ImagePart) -> np.ndarray:
     """Decode an ImagePart back to RGB uint8 (H, W, 3) (for in-process models)."""
+    import cv2
+
     bgr = cv2.imdecode(np.frombuffer(part.data, np.uint8), cv2.IMREAD_COLOR)
     if bgr is None:
         raise DataError(f"undecodable {part.mime_type} image ({len(part.data)} bytes)", field="data")
@@ -96,6 +97,8 @@ def decode_image(part: ImagePart) -> np.ndarray:
 
 
 def _encode_array(rgb: np.ndarray, max_side: int | None, fmt: str, quality: int) -> ImagePart:
+    import cv2  # here, not at the top: listing providers or catching their errors needs no OpenCV
+
     if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         shape = getattr(rgb, "shape", None)
         raise ValueError(f"expected an RGB uint8 array (H, W, 3), got {type(rgb).__name__} {shape}")

@@ -15,14 +15,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json, read_jsonl
 from kinegraph.types import Media, Sample
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_NUM_FRAMES = 10  # frames shown per clip, upstream `--num_frames 10`
 SOURCES = ("nuscenes", "carla")
@@ -338,6 +339,8 @@ def load(path: str | Path, **options: Any) -> list[Sample]:
 
 def load_arrays(sample: Sample) -> dict[str, np.ndarray] | None:
     """The clip's 31-sample kinematics arrays (`arrays/<clip_id>.npz`), when the layout has them."""
+    import numpy as np  # here: scoring stored predictions reads the loader's vocabulary, never its arrays
+
     path = sample.context.get("arrays_path")
     if not path:
         return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field
 
 from kinegraph.errors import DataError
@@ -247,6 +246,8 @@ def load_question_bank(yaml_path: str | Path | None = None) -> dict[str, EgoDynQ
     """
     if yaml_path is None:
         return default_question_bank()
+    import yaml  # only for a template file: the built-in bank needs no YAML parser
+
     path = Path(yaml_path)
     try:
         cfg = yaml.safe_load(path.read_text())

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_text
@@ -69,6 +68,8 @@ class CameraFrame(NamedTuple):
 
 def quaternion_yaw_rad(rotation_wxyz: Any) -> float:
     """Heading about z of a nuScenes [w, x, y, z] quaternion, as EgoDyn: scipy `as_euler('xyz')[2]`."""
+    from scipy.spatial.transform import Rotation  # here: the TAD and STSBench loaders need no scipy
+
     w, x, y, z = (float(v) for v in rotation_wxyz)
     return float(Rotation.from_quat([x, y, z, w]).as_euler("xyz")[2])
 

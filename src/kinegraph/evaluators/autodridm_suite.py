@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from kinegraph.benchmarks.autodridm import TASKS, load
-from kinegraph.benchmarks.synthetic.autodridm_world import generate
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.autodridm import (
     LEVELS,
@@ -26,7 +25,7 @@ from kinegraph.evaluators.autodridm import (
 )
 from kinegraph.evaluators.autodridm_tags import tag_distribution
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -127,7 +126,7 @@ SUITE = Suite(
         "paired unit": "image",
         "scorer": "defined here: upstream publishes no scorer and no prediction format",
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.autodridm_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={

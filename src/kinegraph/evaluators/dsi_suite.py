@@ -17,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
-from kinegraph.benchmarks.synthetic.dsi_world import generate
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 MIN_CORRECT = 3  # the README's group-wise setting
@@ -202,7 +201,7 @@ SUITE = Suite(
         "failed call": f"answered {FAILED_ANSWER!r}, as upstream after its retries (scores 0)",
         "official export": "official/metadatas/ holds the rows the run scored: score against it",
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.dsi_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={

@@ -14,10 +14,9 @@ from typing import Any
 
 from kinegraph.benchmarks.egodyn import load
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
-from kinegraph.benchmarks.synthetic.egodyn_world import generate
 from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, class_recall_stats
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, class_recall_stats
 from kinegraph.types import Prediction, Sample, Status
 
 
@@ -156,7 +155,7 @@ SUITE = Suite(
         "paired unit": "clip",
         "unparsed answers": "left out of every metric, as upstream (they lower parsable coverage)",
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.egodyn_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, load, predictions_frame
-from kinegraph.benchmarks.synthetic.quantiphy_world import generate
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.quantiphy import (
     CATEGORIES,
@@ -28,7 +27,7 @@ from kinegraph.evaluators.quantiphy import (
     score_frame,
 )
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -141,7 +140,7 @@ SUITE = Suite(
             "has no counterfactual scorer and would score them on ground_truth_posterior"
         ),
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.quantiphy_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={

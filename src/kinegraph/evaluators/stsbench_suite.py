@@ -17,10 +17,9 @@ from typing import Any
 import numpy as np
 
 from kinegraph.benchmarks.stsbench import GROUPS, load
-from kinegraph.benchmarks.synthetic.stsbench_world import generate
 from kinegraph.evaluators.stsbench import score, score_file
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 
@@ -185,7 +184,7 @@ SUITE = Suite(
         "paired unit": "scenario record",
         "empty output": "a failed call counts as wrong (non-official `empty_as_wrong`; upstream stops)",
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.stsbench_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={"group": metadata_key("scenario_group"), "scenario": metadata_key("scenario")},

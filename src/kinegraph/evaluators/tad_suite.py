@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.tad_world import generate
 from kinegraph.benchmarks.tad import TASKS, load, load_ground_truth
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
 from kinegraph.subsets import metadata_key
-from kinegraph.suites import Flag, GroupStats, Suite, Warn, mean_columns
+from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
 from kinegraph.types import Prediction, Sample
 
 FAILED_PRED = "ERROR"  # upstream's `pred` when inference raised
@@ -192,7 +191,7 @@ SUITE = Suite(
         "paired unit": "scene",
         "failed call": f"written as pred {FAILED_PRED!r}, as upstream on an exception (scores 0)",
     },
-    generate=generate,
+    generate=LazyGenerate("kinegraph.benchmarks.synthetic.tad_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     subset_keys={

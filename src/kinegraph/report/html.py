@@ -7,7 +7,6 @@ import html
 import json
 from pathlib import Path
 
-from kinegraph.report import plots
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
 from kinegraph.report.tables import item_rows, role_rows, rows
@@ -47,6 +46,8 @@ def _scoring(comparison: Comparison) -> str:
 
 
 def render(comparison: Comparison) -> str:
+    from kinegraph.report import plots  # matplotlib: only the HTML report draws figures
+
     header, body = rows(comparison)
     parts = [
         f"<h1>kinegraph · {html.escape(comparison.benchmark)}</h1>",
