@@ -144,7 +144,7 @@ def clean_errors(func: F) -> F:
         except (DataError, UsageError, UnknownEntryError) as exc:
             raise fail(str(exc)) from None
         except Exception as exc:
-            # imported only once something failed: the agents package costs `evaluate` a fifth of its start
+            # imported only once something failed: the agents package (asyncio, SQLite) slows every start
             from kinegraph.agents.errors import BackendError
 
             if isinstance(exc, BackendError):
