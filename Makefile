@@ -4,8 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LINTED := $(wildcard src tests perf examples)
+# `langgraph dev` gets an environment of its own: its server pins jsonschema-rs<0.45 and protobuf<7, and
+# the tests' schemathesis needs jsonschema-rs>=0.60.1 (see the `studio` extra in pyproject.toml).
+STUDIO := .venv-studio
+STUDIO_STAMP := $(STUDIO)/.installed
 
-.PHONY: install demo test test-quick lint perf clean
+.PHONY: install demo test test-quick test-studio studio lint perf clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +21,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+$(STUDIO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(STUDIO)
+	$(STUDIO)/bin/pip install --quiet --upgrade pip
+	$(STUDIO)/bin/pip install --quiet torch==2.13.0
+	$(STUDIO)/bin/pip install --quiet -e ".[studio]"
+	$(STUDIO)/bin/pip check
+	touch $(STUDIO_STAMP)
+
+# Open the graphs in LangGraph Studio: make studio, then .venv-studio/bin/langgraph dev (docs/studio.md)
+studio: $(STUDIO_STAMP)
 
 demo: install
 	$(BIN)/kinegraph demo
@@ -31,8 +46,12 @@ test: lint
 test-quick: lint
 	$(BIN)/pytest -q -m "not slow"
 
+# `make test` skips the `langgraph dev` test when .venv-studio is absent; this builds it and runs it
+test-studio: lint studio
+	$(BIN)/pytest -q tests/studio
+
 perf: install
 	for f in perf/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(STUDIO) build dist src/*.egg-info .pytest_cache .ruff_cache .langgraph_api
