@@ -33,6 +33,7 @@ class ServeSettings(BaseModel):
     default_graph: str = "egodyn.vision"
     api_keys: frozenset[str] = frozenset()
     data_root: Path | None = Field(None, description="Directory file references are confined to.")
+    nuscenes_version: str = Field("v1.0-trainval", description="Tables read for `nuscenes_scene` requests.")
     max_body_bytes: int = Field(32 * 2**20, gt=0)
     max_image_pixels: int = Field(4096 * 4096, gt=0, description="Per image (and per video frame).")
     max_frames: int = Field(64, gt=0, description="Images per request, and frames a graph may decode.")
