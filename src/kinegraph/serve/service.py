@@ -103,7 +103,12 @@ class QAService:
         from kinegraph.agents import get_backend
 
         if backend is None and settings.model is not None:
-            backend = get_backend(settings.model, base_url=settings.base_url, cache=settings.cache or False)
+            backend = get_backend(
+                settings.model,
+                base_url=settings.base_url,
+                cache=settings.cache or False,
+                **settings.model_options,
+            )
         self.backend = backend
         used = {role for g in self.graphs.values() for role in g.model_roles}
         for role in settings.roles:

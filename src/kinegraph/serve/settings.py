@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +26,9 @@ class ServeSettings(BaseModel):
 
     model: str | None = Field(None, description="PROVIDER:MODEL behind the graphs (None: VLM-free only).")
     base_url: str | None = None
+    model_options: dict[str, Any] = Field(
+        default_factory=dict, description="Backend options of `model` (`--model-option key=value`)."
+    )
     roles: dict[str, RoleModel] = Field(
         default_factory=dict, description="Model roles on their own models (`--role NAME=PROVIDER:MODEL`)."
     )
