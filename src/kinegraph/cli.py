@@ -609,6 +609,10 @@ def serve(
         str | None,
         typer.Option(envvar="KINEGRAPH_SERVE_BASE_URL", help="Server URL for vllm / OpenAI-compatible."),
     ] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(help="Backend option key=value of --model (as `run --model-option`)."),
+    ] = None,
     role: RoleOpt = None,
     role_option: RoleOptionOpt = None,
     graph: Annotated[
@@ -649,6 +653,7 @@ def serve(
         settings = ServeSettings(
             model=model,
             base_url=base_url,
+            model_options=parse_options(model_option),
             roles=parse_roles(role or [], role_option or []),
             cache=cache,
             graphs=tuple(graph or ()),

@@ -139,3 +139,19 @@ def test_a_models_roles_go_to_the_graphs_that_have_them(tmp_path):
     assert runs[0].config.roles == {} and runs[1].config.roles == {}
     assert runs[2].config.roles == {"answerer": RoleModel(model="vllm:llm")}
     assert runs[3].config.roles == {"answerer": RoleModel(model="vllm:big", base_url="http://b:1/v1")}
+
+
+def test_a_models_options_are_its_runs_backend_options(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        benchmarks:
+          egodyn: {data: data/egodyn}
+        graphs: [egodyn.vision]
+        models:
+          - {model: "scripted:fixed", options: {responses: [left, right]}}
+          - vllm:qwen
+        """,
+    )
+    scripted, plain = (r.config for r in expand(load_sweep(path), tmp_path / "out", path))
+    assert scripted.model_options == {"responses": ["left", "right"]} and plain.model_options == {}

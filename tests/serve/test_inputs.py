@@ -22,10 +22,10 @@ from kinegraph.serve.inputs import (
     check_video,
     decode_base64_image,
     resolve_under,
-    trajectory_context,
 )
 from kinegraph.serve.schemas import QARequest, Trajectory
 from kinegraph.serve.settings import ServeSettings
+from kinegraph.serve.trajectories import trajectory_context
 from tests.serve.forged_video import jpeg, mjpeg_avi
 from tests.support.serving import bomb_png, jpeg_bytes, png_bytes
 

@@ -48,3 +48,20 @@ def test_cli_serve_help_lists_the_limits():
     assert result.exit_code == 0
     for option in ("--data-root", "--api-keys-file", "--max-frames", "--timeout", "--concurrency", "--queue"):
         assert option in result.output
+
+
+def test_model_options_reach_the_served_backend():
+    """`serve --model scripted:fixed --model-option responses=[...]`: the scripted model answers."""
+    import httpx
+
+    from tests.support.serving import AUTH, TURN, TURN_OPTIONS, png_bytes, running
+
+    image = "data:image/png;base64," + __import__("base64").b64encode(png_bytes()).decode()
+    settings = {"model_options": {"responses": ["right"]}, "graphs": ("egodyn.vision",)}
+    with running("scripted:fixed", **settings) as server:
+        r = httpx.post(
+            server.url + "/v1/qa",
+            headers=AUTH,
+            json={"question": TURN, "options": TURN_OPTIONS, "images": [image]},
+        )
+    assert r.status_code == 200 and r.json()["answer"] == "right" and r.json()["model"] == "scripted:fixed"

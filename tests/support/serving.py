@@ -71,10 +71,13 @@ def bomb_png(width: int = 50_000, height: int = 50_000) -> bytes:
 
 
 @contextlib.contextmanager
-def running(model: OpenAILoopback | None, **overrides: object) -> Iterator[BackgroundServer]:
-    """A real server with one key; `overrides` are ServeSettings fields."""
+def running(model: OpenAILoopback | str | None, **overrides: object) -> Iterator[BackgroundServer]:
+    """A real server with one key, on a loopback model or a `PROVIDER:MODEL`; `overrides` are ServeSettings
+    fields."""
     fields: dict[str, object] = {"api_keys": frozenset({KEY})}
-    if model is not None:
+    if isinstance(model, str):
+        fields["model"] = model
+    elif model is not None:
         fields.update(model="vllm:loopback-vlm", base_url=model.base_url)
     fields.update(overrides)
     with BackgroundServer(ServeSettings(**fields)) as server:  # type: ignore[arg-type]

@@ -56,6 +56,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "egodyn_tools:build_oracle",
         "the labelling rules on the true kinematics, a sanity ceiling for every other graph",
         needs_model=False,
+        needs_trajectory=True,
     ),
     _shipped(
         "egodyn.vo",
@@ -126,12 +127,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy_tools:build_oracle_tracks",
         "exact tracks from the synthetic world's sidecar -> calculator",
         needs_model=False,
+        needs_fields=("source_dir",),
     ),
     _shipped(
         "quantiphy.tracker",
         "quantiphy_tools:build_tracker",
         "the tracker seeded by the sidecar's frame-0 boxes -> calculator",
         needs_model=False,
+        needs_fields=("source_dir",),
     ),
     _shipped(
         "quantiphy.tools",

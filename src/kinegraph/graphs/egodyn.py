@@ -225,7 +225,7 @@ def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
         try:
             measured = await asyncio.to_thread(measure_probes, probes, state["frames"], sample)
         except (DataError, OSError, ValueError) as exc:
-            raise ValueError(f"probes {list(probes)} on {sample.group}: {exc}") from exc
+            raise DataError(f"probes {list(probes)} on {sample.group}: {exc}") from exc
         text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
         return {"measurements": {"tools": text, "probes": measured}}
 

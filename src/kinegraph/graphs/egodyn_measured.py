@@ -89,7 +89,7 @@ def encode_measured_trajectory(
 
         out, error = await _measure(state, runtime, camera_options, None)
         if out is None:
-            raise ValueError(error)
+            raise DataError(error)
         text = encode_text(encoding, out["kinematics"], num_points=num_points)
         return {"measurements": {"trajectory": text, "measured": out["measured"]}}
 

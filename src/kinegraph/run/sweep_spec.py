@@ -15,8 +15,10 @@ run: {concurrency: 16, base_url: http://gpu-box:8000/v1, cache: ./cache.sqlite}
 ray: {shard_groups: 2}           # used with --ray
 ```
 
-A model entry's `roles` (a model spec, or `{model, base_url, options}`) go to the graphs that have
-those roles; a role no graph of the sweep has, or a graph left without a role it needs, is refused.
+A model entry's `options` are its backend options (as `run --model-option`: `{model: scripted:x,
+options: {responses: [a, b]}}`). Its `roles` (a model spec, or `{model, base_url, options}`) go to the
+graphs that have those roles; a role no graph of the sweep has, or a graph left without a role it
+needs, is refused.
 A registered graph runs on the benchmark its name starts with (`egodyn.vision` -> egodyn); a user graph
 (`pkg.module:build`) on every benchmark unless it lists `benchmarks`. A VLM-free graph runs once, not
 once per model. Pass a list-valued option as a one-element list of lists (`[[1, 2]]`).
@@ -74,6 +76,8 @@ class GraphEntry(_Strict):
 class ModelEntry(_Strict):
     model: str
     base_url: str | None = None
+    #: backend options, as `run --model-option key=value`
+    options: dict[str, Any] = Field(default_factory=dict)
     roles: dict[str, RoleModel] = Field(default_factory=dict)
 
     @field_validator("roles", mode="before")
@@ -255,6 +259,7 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                             options=options,
                             loader_options=bench.loader_options,
                             roles=roles,
+                            model_options=model.options if model else {},
                             **settings,
                         )
                     except ValidationError as exc:

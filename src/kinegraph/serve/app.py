@@ -57,8 +57,17 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         504: "Request timeout",
     }.items()
 }
-MULTIPART_FIELDS = ("question", "graph", "request_id", "video_path", "fps")
-MULTIPART_JSON_FIELDS = ("trajectory", "graph_options")
+MULTIPART_FIELDS = (
+    "question",
+    "graph",
+    "request_id",
+    "video_path",
+    "fps",
+    "nuscenes_scene",
+    "task",
+    "question_id",
+)
+MULTIPART_JSON_FIELDS = ("trajectory", "graph_options", "ego_poses", "keysegments", "prior")
 
 
 def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:

@@ -1,4 +1,4 @@
-"""Turn a request's frames, video and trajectory into a Sample's media and context, checking every limit.
+"""Turn a request's frames or video into a Sample's media, checking every limit.
 
 Image dimensions are read from the file header before anything is decoded (a 50000x50000 PNG of a few
 kilobytes is refused without allocating its pixels). A video's frame size comes from its container
@@ -17,14 +17,12 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import cv2
-import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.schemas import QARequest, Trajectory
+from kinegraph.serve.schemas import QARequest
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.types import Media
 
@@ -215,19 +213,3 @@ def build_media(request: QARequest, uploads: Uploads, settings: ServeSettings, w
         return Media()
     check_video(video, settings, "video")
     return Media(kind="video", video_path=str(video), fps=request.fps)
-
-
-def trajectory_context(trajectory: Trajectory, workdir: Path) -> dict[str, Any]:
-    """EgoDyn's clip kinematics from the poses: the npz arrays file and the clip features."""
-    from kinegraph.tools.kinematics import clip_kinematics
-
-    xy_m = np.column_stack([trajectory.x_m, trajectory.y_m])
-    try:
-        kinematics = clip_kinematics(
-            np.asarray(trajectory.timestamps_s), xy_m, np.asarray(trajectory.yaw_rad)
-        )
-    except ValueError as exc:
-        raise invalid(f"trajectory: {exc}") from None
-    path = workdir / "trajectory.npz"
-    np.savez(path, **kinematics.arrays())
-    return {"arrays_path": str(path), "features": kinematics.features}

@@ -24,8 +24,13 @@ QA_MULTIPART: dict[str, Any] = {
         "fps": {"type": "number"},
         "frame_paths": {"type": "array", "items": _TEXT},
         "video_path": _TEXT,
-        "trajectory": {"type": "string", "description": _JSON_TEXT},
-        "graph_options": {"type": "string", "description": _JSON_TEXT},
+        "nuscenes_scene": _TEXT,
+        "task": _TEXT,
+        "question_id": _TEXT,
+        **{
+            name: {"type": "string", "description": _JSON_TEXT}
+            for name in ("trajectory", "graph_options", "ego_poses", "keysegments", "prior")
+        },
         "frames": {"type": "array", "items": {"type": "string", "format": "binary"}},
         "video": {"type": "string", "format": "binary"},
     },

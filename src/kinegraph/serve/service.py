@@ -22,10 +22,13 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.media import frame_pixel_limit
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, trajectory_context
+from kinegraph.serve.inputs import Uploads, build_media, invalid
+from kinegraph.serve.needs import check_needs, refusal, request_needs
+from kinegraph.serve.samples import request_sample
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
 from kinegraph.serve.settings import ServeSettings
-from kinegraph.types import FrameRecord, Prediction, Sample, Status
+from kinegraph.serve.trajectories import measured_motion, nuscenes_scene, pose_context, trajectory_context
+from kinegraph.types import FrameRecord, Media, Prediction, Status
 
 log = logging.getLogger("kinegraph.serve")
 
@@ -51,7 +54,9 @@ def graph_info(spec: GraphSpec, has_model: bool) -> GraphInfo:
         description=spec.description,
         needs_model=spec.needs_model,
         needs_trajectory=spec.needs_trajectory,
-        available=has_model or not spec.needs_model,
+        needs=request_needs(spec),
+        refused=refusal(spec),
+        available=(has_model or not spec.needs_model) and refusal(spec) is None,
         options=options,
     )
 
@@ -68,6 +73,16 @@ def served_options(spec: GraphSpec, options: dict[str, Any], max_frames: int) ->
                 upper = max_frames if name in FRAME_OPTIONS else "any"
                 raise ServeError(422, f"graph_options.{name}: must be between 1 and {upper}")
     return checked
+
+
+def _answers_only(graph: GraphSpec) -> str:
+    """What a VLM-free graph answers, for the refusal of a question it does not."""
+    if graph.family == "egodyn" and not graph.needs_model:
+        from kinegraph.benchmarks.egodyn_questions import default_question_bank
+
+        ids = ", ".join(default_question_bank())
+        return f": it answers questions of the EgoDyn bank only (question_id one of {ids}; see docs/serve.md)"
+    return ""
 
 
 def _json_default(value: Any) -> Any:
@@ -88,7 +103,12 @@ class QAService:
         from kinegraph.agents import get_backend
 
         if backend is None and settings.model is not None:
-            backend = get_backend(settings.model, base_url=settings.base_url, cache=settings.cache or False)
+            backend = get_backend(
+                settings.model,
+                base_url=settings.base_url,
+                cache=settings.cache or False,
+                **settings.model_options,
+            )
         self.backend = backend
         used = {role for g in self.graphs.values() for role in g.model_roles}
         for role in settings.roles:
@@ -149,18 +169,22 @@ class QAService:
         start = time.perf_counter()
         graph = self.served(request.graph)
         options = served_options(graph, request.graph_options, self.settings.max_frames)
-        if graph.needs_trajectory and request.trajectory is None:
-            raise ServeError(422, f"graph {graph.name!r} needs a trajectory")
+        uploads = uploads or Uploads()
+        n_images = len(request.images) + len(uploads.frames)
+        has_media = bool(n_images or request.frame_paths or request.video_path or uploads.video)
+        to_measure = check_needs(graph, request, n_images, has_media or request.nuscenes_scene is not None)
         request_id = request.request_id or uuid.uuid4().hex
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
-                prediction = await self._run(graph, options, request, request_id, uploads or Uploads())
+                prediction, made = await self._run(graph, options, request, request_id, uploads, to_measure)
         except TimeoutError:
             raise ServeError(
                 504, f"no answer within {self.settings.request_timeout_s:g} s (request timeout)", "timeout"
             ) from None
         if prediction.status == Status.input_error:
             raise ServeError(422, prediction.error or "the graph could not use these inputs")
+        if prediction.status == Status.skipped:
+            raise ServeError(422, f"graph {graph.name} does not answer this question{_answers_only(graph)}")
         if prediction.status in _BACKEND_FAILURES:
             status, kind, what = _BACKEND_FAILURES[prediction.status]
             log.error("model backend failed on request %s (%s): %s", request_id, graph.name, prediction.error)
@@ -181,13 +205,44 @@ class QAService:
             trace=prediction.trace,
             usage=prediction.usage,
             frames=prediction.frames,
+            inputs=made,
             latency_s=time.perf_counter() - start,
         )
 
-    def _inputs(self, request: QARequest, uploads: Uploads, workdir: Path) -> tuple[Any, dict[str, Any]]:
-        media = build_media(request, uploads, self.settings, workdir)
-        context = trajectory_context(request.trajectory, workdir) if request.trajectory else {}
-        return media, context
+    def _inputs(
+        self, request: QARequest, uploads: Uploads, workdir: Path, request_id: str, to_measure: list[str]
+    ) -> tuple[Media, dict[str, Any], dict[str, str]]:
+        """The media and context of the request: given, read from a nuScenes scene, or measured."""
+        context: dict[str, Any] = {}
+        if request.nuscenes_scene is not None:
+            if request.images or uploads.frames or request.frame_paths or request.video_path or uploads.video:
+                raise invalid("give frames one way only: a nuscenes_scene brings its own keyframes")
+            media, context["ego_poses"] = nuscenes_scene(
+                self.settings.data_root, self.settings.nuscenes_version, request.nuscenes_scene
+            )
+            if len(media.frame_paths) > self.settings.max_frames:
+                raise invalid(
+                    f"nuscenes_scene: {len(media.frame_paths)} keyframes exceed the limit of "
+                    f"{self.settings.max_frames} per request"
+                )
+        else:
+            media = build_media(request, uploads, self.settings, workdir)
+        if request.trajectory is not None:
+            context.update(trajectory_context(request.trajectory, workdir))
+        if request.ego_poses is not None:
+            n = len(media.frame_paths)
+            if n and len(request.ego_poses.timestamps_s) != n:
+                raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames")
+            context["ego_poses"] = pose_context(request.ego_poses)
+        made = {}
+        if to_measure:
+            kinematics, poses = measured_motion(media, workdir, request_id)
+            if "trajectory" in to_measure:
+                context.update(kinematics)
+            if "ego_poses" in to_measure:
+                context["ego_poses"] = poses
+            made = {"trajectory": "measured"}
+        return media, context, made
 
     def _public_frames(self, frames: FrameRecord | None, workdir: Path) -> FrameRecord | None:
         """The frame record with its source as the client knows it: `upload`, or relative to the data root."""
@@ -219,23 +274,17 @@ class QAService:
         request: QARequest,
         request_id: str,
         uploads: Uploads,
-    ) -> Prediction:
+        to_measure: list[str],
+    ) -> tuple[Prediction, dict[str, str]]:
         compiled = self.compiled(graph, options)
         if self._model_slots is None:
             self._model_slots = asyncio.Semaphore(self.settings.model_concurrency)
         with tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True) as tmp:
             workdir = Path(tmp)
-            media, context = await asyncio.to_thread(self._inputs, request, uploads, workdir)
-            sample = Sample(
-                id=request_id,
-                benchmark=graph.family or graph.name,
-                group=request_id,
-                question=request.question,
-                options=request.options,
-                media=media,
-                context=context,
-                metadata={"answer_type": "multiclass" if request.options else "numeric"},
+            media, context, made = await asyncio.to_thread(
+                self._inputs, request, uploads, workdir, request_id, to_measure
             )
+            sample, shaped = request_sample(request, graph.family, request_id, media, context)
             roles = {role: self.roles[role] for role in graph.model_roles if role in self.roles}
             for role in roles:
                 self._role_slots.setdefault(role, asyncio.Semaphore(self.settings.model_concurrency))
@@ -249,9 +298,10 @@ class QAService:
                 (prediction,) = await invoke_group(compiled, [sample], runtime)
             if prediction.status == Status.graph_error:
                 log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
-            return prediction.model_copy(
+            public = prediction.model_copy(
                 update={
                     "frames": self._public_frames(prediction.frames, workdir),
                     "error": self._public_text(prediction.error, workdir),
                 }
             )
+            return public, {**made, **shaped}

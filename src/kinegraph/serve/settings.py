@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +26,9 @@ class ServeSettings(BaseModel):
 
     model: str | None = Field(None, description="PROVIDER:MODEL behind the graphs (None: VLM-free only).")
     base_url: str | None = None
+    model_options: dict[str, Any] = Field(
+        default_factory=dict, description="Backend options of `model` (`--model-option key=value`)."
+    )
     roles: dict[str, RoleModel] = Field(
         default_factory=dict, description="Model roles on their own models (`--role NAME=PROVIDER:MODEL`)."
     )
@@ -33,6 +37,7 @@ class ServeSettings(BaseModel):
     default_graph: str = "egodyn.vision"
     api_keys: frozenset[str] = frozenset()
     data_root: Path | None = Field(None, description="Directory file references are confined to.")
+    nuscenes_version: str = Field("v1.0-trainval", description="Tables read for `nuscenes_scene` requests.")
     max_body_bytes: int = Field(32 * 2**20, gt=0)
     max_image_pixels: int = Field(4096 * 4096, gt=0, description="Per image (and per video frame).")
     max_frames: int = Field(64, gt=0, description="Images per request, and frames a graph may decode.")

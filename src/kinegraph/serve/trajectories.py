@@ -1,0 +1,118 @@
+"""The ego motion of a request's clip in the form each family's graphs read, given or measured.
+
+EgoDyn graphs read the clip kinematics (an npz of arrays plus the clip features); TAD and STSBench graphs
+read ego poses (nuScenes' timestamps, translations and quaternions). A request gives a planar
+`trajectory`, `ego_poses`, or a nuScenes scene under the data root; where a graph needs one and the
+request has none, the trajectory is measured from the frames (`graphs.measured_clip`, the estimator of
+`egodyn.measured`) and the response says so.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kinegraph.errors import DataError
+from kinegraph.serve.errors import ServeError
+from kinegraph.serve.inputs import invalid, resolve_under
+from kinegraph.serve.schemas import EgoPoses, Trajectory
+from kinegraph.types import Media, Sample
+
+
+def kinematics_context(timestamps_s: Any, xy_m: Any, yaw_rad: Any, workdir: Path, where: str) -> dict:
+    """EgoDyn's clip kinematics from planar poses: the npz arrays file and the clip features."""
+    from kinegraph.tools.kinematics import clip_kinematics
+
+    try:
+        kinematics = clip_kinematics(np.asarray(timestamps_s), np.asarray(xy_m), np.asarray(yaw_rad))
+    except ValueError as exc:
+        raise invalid(f"{where}: {exc}") from None
+    path = workdir / "trajectory.npz"
+    np.savez(path, **kinematics.arrays())
+    return {"arrays_path": str(path), "features": kinematics.features}
+
+
+def trajectory_context(trajectory: Trajectory, workdir: Path) -> dict[str, Any]:
+    """EgoDyn's clip kinematics from a request's planar trajectory."""
+    xy_m = np.column_stack([trajectory.x_m, trajectory.y_m])
+    return kinematics_context(trajectory.timestamps_s, xy_m, trajectory.yaw_rad, workdir, "trajectory")
+
+
+def pose_context(poses: EgoPoses) -> dict[str, list]:
+    """The poses as the TAD loader writes `context["ego_poses"]` (microseconds, metres, w-x-y-z)."""
+    return {
+        "timestamp_us": [round(t * 1e6) for t in poses.timestamps_s],
+        "translation_m": [list(p) for p in poses.translation_m],
+        "rotation_wxyz": [list(q) for q in poses.rotation_wxyz],
+    }
+
+
+def planar_poses(timestamps_s: Any, x_m: Any, y_m: Any, yaw_rad: Any) -> dict[str, list]:
+    """Ground-plane poses (z = 0, rotation about z by the yaw) in the TAD loader's form."""
+    yaw = np.asarray(yaw_rad, dtype=float)
+    return {
+        "timestamp_us": [round(float(t) * 1e6) for t in timestamps_s],
+        "translation_m": [[float(x), float(y), 0.0] for x, y in zip(x_m, y_m, strict=True)],
+        "rotation_wxyz": [[float(np.cos(a / 2)), 0.0, 0.0, float(np.sin(a / 2))] for a in yaw],
+    }
+
+
+def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict, dict]:
+    """(EgoDyn kinematics context, TAD ego poses) of the trajectory measured from every frame; a 422 in
+    one line when the frames cannot be measured (too few, no timestamps, too little tracked road)."""
+    from kinegraph.graphs.measured_clip import measure_clip
+
+    sample = Sample(id=request_id, benchmark="serve", group=request_id, question="", media=media)
+    try:
+        measured = measure_clip(sample, {}, None)
+    except (DataError, OSError, ValueError) as exc:
+        raise invalid(f"cannot measure the ego trajectory from these frames: {exc}") from None
+    path = workdir / "trajectory.npz"
+    np.savez(path, **measured["kinematics"].arrays())
+    summary = measured["measured"]["signals"]["trajectory"]
+    yaw_rad = np.radians(summary["yaw_deg"])
+    poses = planar_poses(summary["timestamps_s"], summary["x_m"], summary["y_m"], yaw_rad)
+    return {"arrays_path": str(path), "features": measured["kinematics"].features}, poses
+
+
+@lru_cache(maxsize=4)
+def _tables(root: str, version: str) -> Any:
+    from kinegraph.benchmarks.nuscenes import NuScenesTables
+
+    return NuScenesTables(root, version)
+
+
+def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Media, dict[str, list]]:
+    """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
+    itself) and their ego poses, as the TAD loader reads them."""
+    if data_root is None:
+        raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
+    base = data_root.resolve()
+    root = base / "nuscenes" if (base / "nuscenes" / version).is_dir() else base
+    try:
+        tables = _tables(str(root), version)
+        frames = [tables.camera_frame(tables.keyframe_token(s["token"])) for s in tables.samples(scene)]
+    except DataError as exc:
+        message = str(exc).replace(f"{base}/", "")
+        raise ServeError(
+            404 if "no scene record" in message or "not found" in message else 422,
+            f"nuscenes_scene: {message}",
+        ) from None
+    if not frames:
+        raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
+    paths = [
+        str(resolve_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene")) for f in frames
+    ]
+    t0 = frames[0].timestamp_us
+    media = Media(
+        kind="frames", frame_paths=paths, timestamps_s=[(f.timestamp_us - t0) / 1e6 for f in frames]
+    )
+    poses = {
+        "timestamp_us": [f.ego_pose.timestamp_us for f in frames],
+        "translation_m": [list(f.ego_pose.translation_m) for f in frames],
+        "rotation_wxyz": [list(f.ego_pose.rotation_wxyz) for f in frames],
+    }
+    return media, poses
