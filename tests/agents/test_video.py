@@ -184,3 +184,21 @@ def test_the_cache_key_holds_the_videos_bytes_and_rate(clip):
     assert key(VideoPart(data=data, fps=2.0)) != key(VideoPart(data=data[:-1] + b"x", fps=2.0))
     with pytest.raises(ValueError, match="exactly one of data= or path="):
         VideoPart()
+
+
+def test_a_local_model_sees_the_frames_the_video_samples_to(clip, tiny_vlm_dir):
+    # every 25th frame of the 2 s clip (1 fps: frames 0 and 25), as images, must give the same answer
+    from kinegraph.agents import encode_image
+    from kinegraph.media import read_video
+
+    backend = get_backend(f"transformers:{tiny_vlm_dir}", cache=False)
+    as_video = run(backend.generate(_request(VideoPart(path=clip, fps=1.0))))
+    frames, _ = read_video(clip, [0, 25])
+    images = [encode_image(f) for f in frames]
+    as_images = GenerateRequest(
+        messages=[Message(role="user", content=[*images, TextPart(text="How fast?")])], max_tokens=64
+    )
+    direct = run(backend.generate(as_images))
+    assert (as_video.text, as_video.usage.input_tokens) == (direct.text, direct.usage.input_tokens)
+    with pytest.raises(BackendError, match="takes no video whole"):
+        get_backend(f"transformers:{tiny_vlm_dir}", cache=False, video="native")
