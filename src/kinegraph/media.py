@@ -6,6 +6,7 @@ and timestamps actually used are returned with the pixels, so every prediction c
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -188,3 +189,67 @@ def _timestamps(media: Media, indices: Sequence[int], fps: float | None) -> list
     if fps:
         return [i / fps for i in indices]
     return []
+
+
+def fps_indices(times_s: Sequence[float], fps: float) -> list[int]:
+    """The frames on screen at t0, t0 + 1/fps, t0 + 2/fps, ... up to the last frame's time.
+
+    `times_s` are the clip's frame times, ascending. The frame on screen at t is the last one whose time
+    is <= t (a frame shows until the next begins); a rate above the clip's own repeats no frame.
+    """
+    if fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    if not times_s:
+        raise ValueError("cannot sample from 0 frames")
+    start, end = times_s[0], times_s[-1]
+    chosen: list[int] = []
+    k = 0
+    while start + k / fps <= end + 1e-9:
+        index = bisect.bisect_right(times_s, start + k / fps + 1e-9) - 1
+        if not chosen or index != chosen[-1]:
+            chosen.append(index)
+        k += 1
+    return chosen
+
+
+def clip_times_s(media: Media, n_total: int, video_fps: float | None = None) -> list[float]:
+    """The time of every frame of the clip: the media's own, else nuScenes capture times, else i / fps."""
+    if media.timestamps_s is not None and media.frame_indices is None:
+        return list(media.timestamps_s)
+    captured = capture_times_s(media.frame_paths) if media.kind == "frames" else None
+    if captured is not None:
+        return captured
+    fps = media.fps or video_fps
+    if not fps:
+        where = media.video_path or (media.frame_paths[0] if media.frame_paths else None)
+        raise DataError("fps sampling needs the frames' times: no fps and no timestamps", path=where)
+    return [i / fps for i in range(n_total)]
+
+
+def load_frames_sampled(
+    media: Media, *, num_frames: int | None = None, fps: float | None = None
+) -> tuple[np.ndarray, FrameRecord]:
+    """`load_frames` with the sampling chosen per run: `fps` frames a second, else `num_frames` evenly
+    spaced, else every frame; the record says which (`sampling`, `sampling_value`), with the indices and
+    timestamps used. Frames the data itself names (`media.frame_indices`) are kept as given."""
+    if fps is not None and num_frames is not None:
+        raise ValueError("sample frames by num_frames or by fps, not both")
+    if fps is None or media.kind == "none" or media.frame_indices is not None:
+        frames, record = load_frames(media, num_frames)
+        if media.frame_indices is not None:
+            return frames, record.model_copy(update={"sampling": "given"})
+        sampling = "count" if num_frames else "all"
+        return frames, record.model_copy(update={"sampling": sampling, "sampling_value": num_frames})
+    if media.kind == "frames":
+        times = clip_times_s(media, len(media.frame_paths))
+    else:
+        if media.video_path is None:
+            raise DataError("video media without a path", field="video_path")
+        n_total, header_fps = video_info(media.video_path)
+        times = clip_times_s(media, n_total, header_fps)
+    chosen = media.model_copy(update={"frame_indices": fps_indices(times, fps), "timestamps_s": None})
+    frames, record = load_frames(chosen)
+    timestamps = [times[i] for i in record.indices]
+    return frames, record.model_copy(
+        update={"timestamps_s": timestamps, "sampling": "fps", "sampling_value": fps}
+    )

@@ -98,12 +98,26 @@ class Usage(BaseModel):
         )
 
 
+class NativeVideo(BaseModel):
+    """The whole video went to a model that samples it itself: which model, asked for which rate."""
+
+    model: str
+    #: the frames a second it was asked to sample (None: the provider's own default)
+    fps: float | None = None
+
+
 class FrameRecord(BaseModel):
-    """Which frames a graph actually looked at: indices into the clip and their timestamps."""
+    """Which frames a graph actually looked at: indices into the clip and their timestamps, and how they
+    were chosen (`sampling`: every frame, `count` evenly spaced, `fps` a second, or `given` by the data;
+    `sampling_value` is the count or the rate). `native_video` is set when the model got the whole video
+    instead (the indices are then the frames it was sent)."""
 
     indices: list[int] = Field(default_factory=list)
     timestamps_s: list[float] = Field(default_factory=list)
     source: str | None = None
+    sampling: Literal["all", "count", "fps", "given"] | None = None
+    sampling_value: float | None = None
+    native_video: NativeVideo | None = None
 
 
 class Prediction(BaseModel):

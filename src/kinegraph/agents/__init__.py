@@ -1,6 +1,7 @@
 """VLM backends behind one async protocol: `backend = get_backend("openai:gpt-4o")`, then
 `await backend.generate(request)`. Providers: openai, anthropic, google, vllm, transformers, replay,
 scripted. Every backend comes wrapped in the response cache, retries, rate limits and cost accounting.
+A `VideoPart` goes whole to google and vllm with `video="native"`, as frames everywhere else.
 """
 
 from kinegraph.agents.errors import BackendError, MissingAPIKeyError, RetryableError, UnknownModelError
@@ -16,6 +17,7 @@ from kinegraph.agents.protocol import (
     TextPart,
     ToolCall,
     ToolSpec,
+    VideoPart,
 )
 from kinegraph.agents.providers import get_backend, parse_model_spec, providers
 
@@ -34,6 +36,7 @@ __all__ = [
     "ToolCall",
     "ToolSpec",
     "UnknownModelError",
+    "VideoPart",
     "default_max_tokens",
     "encode_frames",
     "encode_image",

@@ -3,7 +3,8 @@
 The installed SDK's `messages.create` has no temperature parameter, so none is sent by default and the
 API's default decoding applies; `send_temperature=True` sends it (for models that still take it).
 A cut-off or malformed 200, and a 200 with no content, are retryable; an answer larger than
-`max_response_bytes` (8 MiB by default) is refused without being read whole.
+`max_response_bytes` (8 MiB by default) is refused without being read whole. Claude takes no video: a video
+is sampled to frames before the call (`kinegraph.agents.video`), and `video="native"` is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from kinegraph.agents.errors import BackendError, RetryableError, http_failure, 
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.video import as_frames, video_input
 from kinegraph.types import Status
 
 
@@ -40,7 +42,9 @@ class AnthropicBackend:
         timeout_s: float = 120.0,
         send_temperature: bool = False,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        video: str = "frames",
     ) -> None:
+        video_input(f"anthropic:{model}", video, native=False)
         self.sdk = require_sdk("anthropic", "anthropic", "anthropic")
         check_max_bytes(max_response_bytes)
         http = http_module_of(self.sdk.DefaultAsyncHttpxClient)
@@ -64,6 +68,7 @@ class AnthropicBackend:
         self._client = LoopLocal(make, close)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        request = await as_frames(request)
         client = await self._client.get()
         body = messages_body(request, self.model, send_temperature=self.send_temperature)
         sdk = self.sdk

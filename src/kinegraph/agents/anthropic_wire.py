@@ -1,11 +1,21 @@
-"""Pure conversion between the provider-neutral request and the Anthropic Messages wire format."""
+"""Pure conversion between the provider-neutral request and the Anthropic Messages wire format.
+
+Messages take no video: the backend samples a video to frames before converting (`agents.video`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kinegraph.agents.errors import RetryableError
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, Message, ToolCall
+from kinegraph.agents.protocol import (
+    GenerateRequest,
+    GenerateResponse,
+    ImagePart,
+    Message,
+    ToolCall,
+    VideoPart,
+)
 from kinegraph.types import Usage
 
 
@@ -18,6 +28,8 @@ def content_blocks(message: Message) -> list[dict[str, Any]]:
         if isinstance(part, ImagePart):
             source = {"type": "base64", "media_type": part.mime_type, "data": part.base64}
             blocks.append({"type": "image", "source": source})
+        elif isinstance(part, VideoPart):
+            raise ValueError("the Messages API takes no video: sample it to frames first (agents.video)")
         elif part.text:
             blocks.append({"type": "text", "text": part.text})
     for call in message.tool_calls or []:

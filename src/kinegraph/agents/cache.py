@@ -1,7 +1,7 @@
 """The response cache: SQLite in WAL mode, safe for concurrent threads and processes.
 
 The key is a SHA-256 over the provider, the model, the backend's generation parameters and the exact
-request (messages, with each image's bytes by digest; temperature, max_tokens, schema, tools).
+request (messages, with each image's and video's bytes by digest; temperature, max_tokens, schema, tools).
 `metadata` is not part of the key. A rerun of a finished run is answered from here with zero requests.
 
 The cache never costs an answer: a file that cannot be opened is refused up front; once a run is under
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.agents.protocol import ContentPart, GenerateRequest, GenerateResponse, ImagePart, VideoPart
 from kinegraph.errors import DataError
 
 CACHE_ENV = "KINEGRAPH_CACHE"
@@ -48,13 +48,10 @@ def resolve_cache_path(cache: str | Path | bool | None) -> Path | None:
 
 
 def request_key(provider: str, model: str, params: dict[str, Any], request: GenerateRequest) -> str:
-    """Hex SHA-256 identifying a request; images enter by the digest of their exact bytes."""
+    """Hex SHA-256 identifying a request; images and videos enter by the digest of their exact bytes."""
     messages = []
     for message in request.messages:
-        parts = [
-            {"image": p.sha256, "mime": p.mime_type} if isinstance(p, ImagePart) else {"text": p.text}
-            for p in message.parts
-        ]
+        parts = [_part_key(p) for p in message.parts]
         entry: dict[str, Any] = {"role": message.role, "parts": parts}
         if message.tool_call_id is not None:
             entry["tool_call_id"] = message.tool_call_id
@@ -75,6 +72,15 @@ def request_key(provider: str, model: str, params: dict[str, Any], request: Gene
         canonical["attempt"] = request.attempt  # absent for first asks, so existing cache entries stay valid
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _part_key(part: ContentPart) -> dict[str, Any]:
+    """What of one part enters the key (a video with how it is to be sampled)."""
+    if isinstance(part, ImagePart):
+        return {"image": part.sha256, "mime": part.mime_type}
+    if isinstance(part, VideoPart):
+        return {"video": part.sha256, "mime": part.mime_type, "fps": part.fps, "num_frames": part.num_frames}
+    return {"text": part.text}
 
 
 class ResponseCache:

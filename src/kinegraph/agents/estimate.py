@@ -4,7 +4,8 @@ output tokens from its `max_tokens`, priced with the run's price table.
 The estimates lean high on purpose (a spending limit must stop before the budget is crossed, not after):
 text counts one token per 3 characters (English tokenizers average about 4), and an image counts its
 pixels / 750 (Anthropic's published rule, above OpenAI's and Gemini's tile counts for the frame sizes
-sent here), between 85 and 1,600 tokens; an image of unknown size counts 1,600.
+sent here), between 85 and 1,600 tokens; an image of unknown size counts 1,600. A video counts 1,600 per
+frame the model is asked to sample (`video_tokens`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from kinegraph.agents.errors import BackendError
 from kinegraph.agents.model_defaults import default_max_tokens
 from kinegraph.agents.pricing import PriceTable
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, VideoPart
 from kinegraph.types import Status
 
 CHARS_PER_TOKEN = 3
@@ -30,6 +31,26 @@ def image_tokens(part: ImagePart) -> int:
     return min(IMAGE_TOKENS_MAX, max(IMAGE_TOKENS_MIN, tokens))
 
 
+def video_tokens(part: VideoPart) -> int:
+    """Upper estimate of one video's prompt tokens: 1,600 per frame sampled at `part.fps` (every frame when
+    no rate is set, at most `num_frames` when that is), read from the container header."""
+    from kinegraph.agents.video import video_file
+    from kinegraph.media import video_info
+
+    try:
+        with video_file(part) as path:
+            n_total, video_fps = video_info(path)
+    except (OSError, ValueError) as exc:  # DataError is a ValueError
+        message = f"cannot read the video to estimate its cost: {exc}"
+        raise BackendError(message, status=Status.input_error) from None
+    frames = n_total
+    if part.fps is not None and video_fps > 0:
+        frames = min(n_total, math.ceil(n_total / video_fps * part.fps) + 1)
+    elif part.num_frames is not None:
+        frames = min(n_total, part.num_frames)
+    return max(1, frames) * IMAGE_TOKENS_MAX
+
+
 def input_tokens(request: GenerateRequest) -> int:
     """Upper estimate of a request's prompt tokens: its texts, tool specs, schema and images."""
     chars, images = 0, 0
@@ -37,6 +58,8 @@ def input_tokens(request: GenerateRequest) -> int:
         for part in message.parts:
             if isinstance(part, ImagePart):
                 images += image_tokens(part)
+            elif isinstance(part, VideoPart):
+                images += video_tokens(part)
             else:
                 chars += len(part.text)
         for call in message.tool_calls or []:

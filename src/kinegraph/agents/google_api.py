@@ -4,6 +4,8 @@ Key: GOOGLE_API_KEY or GEMINI_API_KEY. `base_url` points the SDK elsewhere (the 
 `v1beta` by default, is appended by the SDK). SDK retries are off: `ManagedBackend` retries. Requests go
 through httpx with a response-size cap (`max_response_bytes`, 8 MiB by default; a larger answer is
 refused without being read whole); a cut-off or malformed 200, and a 200 with no candidates, are retryable.
+`video="native"` sends a video whole as inline data (Gemini's limit on a whole request is 20 MB); by
+default a video is sampled to frames first (`kinegraph.agents.video`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from kinegraph.agents.google_wire import contents, generation_config, parse_gene
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.video import VideoInput, as_frames, video_input
 from kinegraph.types import Status
 
 
@@ -35,10 +38,12 @@ class GoogleBackend:
         timeout_s: float = 120.0,
         api_version: str = "v1beta",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        video: VideoInput = "frames",
     ) -> None:
         self.genai = require_sdk("google.genai", "google-genai", "google")
         self.model = model
-        self.params: dict[str, Any] = {}
+        self.video = video_input(f"google:{model}", video, native=True)
+        self.params: dict[str, Any] = {"video": "native"} if self.video == "native" else {}
         self._timeouts, self._transport_errors = _transport_exceptions()
         options = {"api_version": api_version, "timeout": int(timeout_s * 1000)}
         if base_url:
@@ -60,6 +65,8 @@ class GoogleBackend:
         self._client = LoopLocal(make, close)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        if self.video == "frames":
+            request = await as_frames(request)
         client, _ = await self._client.get()
         errors = self.genai.errors
         try:

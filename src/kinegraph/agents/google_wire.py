@@ -1,6 +1,7 @@
 """Pure conversion between the provider-neutral request and the Gemini API (google-genai) format.
 
 Requests are built as plain dicts, which the SDK validates into its `Content` / `GenerateContentConfig`.
+A video goes inline with its video MIME type, and its sampling rate as the part's `video_metadata.fps`.
 """
 
 from __future__ import annotations
@@ -8,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from kinegraph.agents.errors import RetryableError
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, ToolCall
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, ToolCall, VideoPart
 from kinegraph.types import Usage
 
 
 def contents(request: GenerateRequest) -> list[dict[str, Any]]:
-    """Non-system messages as Gemini contents: images inline, tool calls and results as function parts."""
+    """Non-system messages as Gemini contents: images and videos inline, tool calls and results as
+    function parts."""
     names = {c.id: c.name for m in request.messages for c in (m.tool_calls or [])}
     out: list[dict[str, Any]] = []
     for message in request.messages:
@@ -28,11 +30,21 @@ def contents(request: GenerateRequest) -> list[dict[str, Any]]:
             for part in message.parts:
                 if isinstance(part, ImagePart):
                     parts.append({"inline_data": {"mime_type": part.mime_type, "data": part.data}})
+                elif isinstance(part, VideoPart):
+                    parts.append(video_part(part))
                 elif part.text:
                     parts.append({"text": part.text})
             for call in message.tool_calls or []:
                 parts.append({"function_call": {"name": call.name, "args": call.arguments}})
         out.append({"role": "model" if message.role == "assistant" else "user", "parts": parts})
+    return out
+
+
+def video_part(part: VideoPart) -> dict[str, Any]:
+    """A video as an inline-data part; `fps` (when set) is the rate Gemini samples it at (default 1)."""
+    out: dict[str, Any] = {"inline_data": {"mime_type": part.mime_type, "data": part.content}}
+    if part.fps is not None:
+        out["video_metadata"] = {"fps": part.fps}
     return out
 
 

@@ -69,6 +69,8 @@ class ManagedBackend:
         self.inner = inner
         self.provider: str = inner.provider
         self.model: str = inner.model
+        #: "native" when the provider gets a video whole (graphs then send one), else "frames"
+        self.video: str = getattr(inner, "video", "frames")
         self.cache = cache
         self.limiter = limiter or RateLimiter()
         self.retry = retry or RetryPolicy()

@@ -5,7 +5,9 @@ Ollama, LM Studio) at `base_url`; it needs no key (`VLLM_API_KEY` is sent when s
 lean aiohttp client (`json_http`), which costs a quarter of the SDK's client CPU per request. Either
 provider takes `transport="sdk"` or `"aiohttp"`. Neither retries itself: `ManagedBackend` retries. Both
 treat a cut-off or malformed 200, and a 200 with no choices, as retryable, and refuse an answer larger
-than `max_response_bytes` (8 MiB by default) without reading it whole.
+than `max_response_bytes` (8 MiB by default) without reading it whole. `vllm` with `video="native"` sends a
+video whole as a `video_url` part (vLLM serving a video model, e.g. Qwen2.5-VL); otherwise, and always for
+`openai`, a video is sampled to frames first (`kinegraph.agents.video`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_json
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.video import VideoInput, as_frames, video_input
 from kinegraph.types import Status
 
 Transport = Literal["sdk", "aiohttp"]
@@ -125,15 +128,19 @@ class OpenAIChatBackend:
         clients: int = 8,
         extra_body: dict[str, Any] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        video: VideoInput = "frames",
     ) -> None:
         self.provider = provider
         self.model = model
+        self.video = video_input(f"{provider}:{model}", video, native=provider == "vllm")
         self.base_url = base_url
         self.max_tokens_field = max_tokens_field
         self.send_temperature = send_temperature
         self.image_detail = image_detail
         self.extra_body = extra_body
         self.params: dict[str, Any] = {"image_detail": image_detail, "extra_body": extra_body}
+        if self.video == "native":
+            self.params["video"] = "native"
         spec = f"{provider}:{model}"
         if transport == "aiohttp":
             url = base_url or "https://api.openai.com/v1"
@@ -154,13 +161,18 @@ class OpenAIChatBackend:
             raise BackendError(f"{spec}: transport must be 'sdk' or 'aiohttp', got {transport!r}")
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        body = chat_body(
-            request,
-            self.model,
-            max_tokens_field=self.max_tokens_field,
-            send_temperature=self.send_temperature,
-            image_detail=self.image_detail,
-        )
+        if self.video == "frames":
+            request = await as_frames(request)
+        try:
+            body = chat_body(
+                request,
+                self.model,
+                max_tokens_field=self.max_tokens_field,
+                send_temperature=self.send_temperature,
+                image_detail=self.image_detail,
+            )
+        except ValueError as exc:  # an unreadable video file, videos asking different rates
+            raise BackendError(f"{self.provider}:{self.model}: {exc}", status=Status.input_error) from None
         if self.extra_body:
             body.update(self.extra_body)
         payload = await self._poster.post("/chat/completions", body)

@@ -1,6 +1,8 @@
 """Pure conversion between the provider-neutral request and the OpenAI Chat Completions wire format.
 
-Shared by `openai` and `vllm` (any OpenAI-compatible server: vLLM, SGLang, Ollama, LM Studio).
+Shared by `openai` and `vllm` (any OpenAI-compatible server: vLLM, SGLang, Ollama, LM Studio). A video
+becomes vLLM's `video_url` part (a data URL) and its sampling rate `media_io_kwargs.video.fps`; only a
+backend with `video="native"` sends one (others sample it to frames first).
 """
 
 from __future__ import annotations
@@ -10,7 +12,14 @@ import re
 from typing import Any
 
 from kinegraph.agents.errors import RetryableError
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, Message, ToolCall
+from kinegraph.agents.protocol import (
+    GenerateRequest,
+    GenerateResponse,
+    ImagePart,
+    Message,
+    ToolCall,
+    VideoPart,
+)
 from kinegraph.types import Usage
 
 # o-series and gpt-5 reasoning models accept only the default temperature.
@@ -23,7 +32,8 @@ def accepts_temperature(model: str) -> bool:
 
 
 def chat_message(message: Message, image_detail: str | None = None) -> dict[str, Any]:
-    """One message as a Chat Completions message; images become base64 data-URL `image_url` parts."""
+    """One message as a Chat Completions message; images become base64 data-URL `image_url` parts and
+    videos `video_url` parts."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.text}
     if isinstance(message.content, str) or message.role in ("system", "assistant"):
@@ -36,6 +46,8 @@ def chat_message(message: Message, image_detail: str | None = None) -> dict[str,
                 if image_detail:
                     image["detail"] = image_detail
                 parts.append({"type": "image_url", "image_url": image})
+            elif isinstance(part, VideoPart):
+                parts.append({"type": "video_url", "video_url": {"url": part.data_url}})
             else:
                 parts.append({"type": "text", "text": part.text})
         out = {"role": message.role, "content": parts}
@@ -76,6 +88,12 @@ def chat_body(
             }
             for t in request.tools
         ]
+    video_fps = {p.fps for m in request.messages for p in m.parts if isinstance(p, VideoPart)}
+    if len(video_fps) > 1:
+        rates = ", ".join(sorted(map(str, video_fps)))
+        raise ValueError(f"the videos of one request must share one sampling rate, got {rates}")
+    if video_fps and None not in video_fps:
+        body["media_io_kwargs"] = {"video": {"fps": video_fps.pop()}}
     if request.response_schema is not None:
         name = re.sub(r"[^A-Za-z0-9_-]", "_", str(request.response_schema.get("title", "response")))[:64]
         body["response_format"] = {

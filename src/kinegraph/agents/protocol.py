@@ -1,7 +1,8 @@
 """The one protocol every VLM backend implements: `async generate(request) -> response`.
 
-Messages carry text and already-encoded images (encoded once per frame, reused by every request that
-shows it); wire-format conversion lives beside each provider as pure functions.
+Messages carry text, already-encoded images (encoded once per frame, reused by every request that
+shows it) and whole videos (sent natively where a backend takes video, sampled to frames elsewhere);
+wire-format conversion lives beside each provider as pure functions.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import base64
 import hashlib
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kinegraph.errors import DataError
 from kinegraph.types import Usage
 
 
@@ -48,7 +51,56 @@ class ImagePart(BaseModel):
         return f"data:{self.mime_type};base64,{self.base64}"
 
 
-ContentPart = TextPart | ImagePart
+class VideoPart(BaseModel):
+    """A whole video: its bytes, or a file read when first needed, and how the model should sample it.
+
+    `fps` is the rate the model should look at it (Gemini's `video_metadata.fps`, vLLM's
+    `media_io_kwargs`); a backend that takes no video samples it to frames at `fps`, else to
+    `num_frames` evenly spaced frames, else every frame (`kinegraph.agents.video`).
+    """
+
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+    type: Literal["video"] = "video"
+    data: bytes | None = None
+    path: str | None = None
+    mime_type: str = "video/mp4"
+    fps: float | None = Field(default=None, gt=0)
+    num_frames: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> VideoPart:
+        if (self.data is None) == (self.path is None):
+            raise ValueError("a VideoPart needs exactly one of data= or path=")
+        return self
+
+    @cached_property
+    def content(self) -> bytes:
+        """The video's bytes: `data`, or the file at `path` read once."""
+        if self.data is not None:
+            return self.data
+        try:
+            return Path(self.path or "").read_bytes()
+        except OSError:
+            raise DataError("missing or unreadable video", path=self.path) from None
+
+    @cached_property
+    def sha256(self) -> str:
+        """Hex digest of the bytes, computed once (cache keys use it)."""
+        return hashlib.sha256(self.content).hexdigest()
+
+    @cached_property
+    def base64(self) -> str:
+        """The bytes as base64 text, computed once."""
+        return base64.b64encode(self.content).decode("ascii")
+
+    @cached_property
+    def data_url(self) -> str:
+        """The video as a data URL (what OpenAI-compatible servers read from `video_url`)."""
+        return f"data:{self.mime_type};base64,{self.base64}"
+
+
+ContentPart = TextPart | ImagePart | VideoPart
 
 
 class ToolSpec(BaseModel):
@@ -81,7 +133,7 @@ class Message(BaseModel):
 
     @property
     def text(self) -> str:
-        """The text parts joined by newlines (images left out)."""
+        """The text parts joined by newlines (images and videos left out)."""
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kinegraph.agents.errors import BackendError
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, VideoPart
 from kinegraph.types import Usage
 
 ScriptItem = str | GenerateResponse | BaseException
@@ -68,7 +68,7 @@ class ScriptedBackend:
 
 def _word_usage(request: GenerateRequest, answer: str) -> Usage:
     words_in = sum(len(m.text.split()) for m in request.messages)
-    images = sum(isinstance(p, ImagePart) for m in request.messages for p in m.parts)
+    images = sum(isinstance(p, ImagePart | VideoPart) for m in request.messages for p in m.parts)
     return Usage(input_tokens=words_in + images, output_tokens=len(answer.split()))
 
 

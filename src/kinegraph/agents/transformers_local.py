@@ -4,7 +4,8 @@
 with the model's chat template, and generates for concurrent requests in batches (left padding; greedy
 at temperature 0). Device: CUDA when present, else CPU (`device=` overrides). Nothing is downloaded:
 the path must be a local directory. Tools are passed to the chat template but tool calls are not
-parsed from the text; `response_schema` is refused (no constrained decoding here).
+parsed from the text; `response_schema` is refused (no constrained decoding here). A video is sampled to
+frames before the call; `video="native"` is refused.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 from kinegraph.agents.errors import BackendError, UnknownModelError
 from kinegraph.agents.images import decode_image
 from kinegraph.agents.limits import LoopLocal
-from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart
+from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, VideoPart
 from kinegraph.agents.providers import require_sdk
+from kinegraph.agents.video import as_frames, video_input
 from kinegraph.microbatch import MicroBatcher
 from kinegraph.types import Usage
 
@@ -33,6 +35,8 @@ def chat_template_messages(request: GenerateRequest) -> tuple[list[dict[str, Any
             if isinstance(part, ImagePart):
                 content.append({"type": "image"})
                 images.append(decode_image(part))
+            elif isinstance(part, VideoPart):
+                raise ValueError("the chat template takes frames: sample the video first (agents.video)")
             else:
                 content.append({"type": "text", "text": part.text})
         messages.append({"role": message.role, "content": content})
@@ -53,7 +57,9 @@ class TransformersBackend:
         max_batch_size: int = 8,
         batch_wait_s: float = 0.01,
         trust_remote_code: bool = False,
+        video: str = "frames",
     ) -> None:
+        video_input(f"transformers:{model}", video, native=False)
         path = Path(model).expanduser()
         if not path.is_dir():
             raise UnknownModelError(f"transformers:{model}: no local weights directory at {path}")
@@ -90,6 +96,7 @@ class TransformersBackend:
             raise BackendError(
                 f"transformers:{self.model}: response_schema is not supported by this provider"
             )
+        request = await as_frames(request)
         batcher = await self._batchers.get()
         return await batcher.submit(request)
 

@@ -103,6 +103,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy:build_zero_shot",
         "the official v3 prompt with the video's frames (all of them by default)",
         needs_fields=("ground_truth_prior",),
+        takes_video=True,
     ),
     _shipped(
         "quantiphy.prior_only",
@@ -115,12 +116,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy:build_counterfactual",
         "v2, frames with the scaled `alt_prior` instead of the true prior, scored on `alt_posterior`",
         needs_fields=("alt_prior", "alt_posterior"),
+        takes_video=True,
     ),
     _shipped(
         "quantiphy.cot",
         "quantiphy:build_cot",
         "the three structured sub-questions (from the prior when the data has none), then the main question",
         needs_fields=("ground_truth_prior",),
+        takes_video=True,
     ),
     _shipped(
         "quantiphy.oracle_tracks",

@@ -16,14 +16,15 @@ from langgraph.types import Send
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.errors import DataError
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
-from kinegraph.media import load_frames
+from kinegraph.graphs.video import takes_whole_video, whole_video
+from kinegraph.media import load_frames_sampled
 from kinegraph.types import DEFAULT_ROLE, Prediction, Sample, Status, Usage
 
 Node = Callable[..., Awaitable[dict[str, Any]]]
 
 
-def decode_frames(num_frames: int | None) -> Node:
-    """Decode the group's clip once: `num_frames` evenly spaced frames (all when None)."""
+def decode_frames(num_frames: int | None, fps: float | None = None) -> Node:
+    """Decode the group's clip once: `fps` frames a second, else `num_frames` evenly spaced, else all."""
 
     async def decode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         media = state["samples"][0].media
@@ -31,7 +32,9 @@ def decode_frames(num_frames: int | None) -> Node:
             return {"error": "this sample has no frames or video to decode"}
         runtime.context.stats.decodes += 1
         try:
-            frames, record = await asyncio.to_thread(load_frames, media, num_frames)
+            frames, record = await asyncio.to_thread(
+                load_frames_sampled, media, num_frames=num_frames, fps=fps
+            )
         except (DataError, OSError, ValueError) as exc:
             return {"error": str(exc)}
         return {"frames": frames, "frame_record": record}
@@ -39,12 +42,21 @@ def decode_frames(num_frames: int | None) -> Node:
     return decode
 
 
-def encode_frames(max_side: int | None) -> Node:
-    """Encode every decoded frame once (JPEG); all questions of the group reuse the bytes."""
+def encode_frames(max_side: int | None, whole_video_ok: bool = False) -> Node:
+    """Encode every decoded frame once (JPEG); all questions of the group reuse the bytes. With
+    `whole_video_ok`, a model that takes video natively gets the clip's video file whole instead."""
 
-    async def encode(state: GroupState) -> dict[str, Any]:
+    async def encode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         from kinegraph.agents import encode_image
 
+        backend = runtime.context.backend_for(DEFAULT_ROLE)
+        if whole_video_ok and takes_whole_video(backend):
+            model = f"{backend.provider}:{backend.model}"
+            try:
+                part, record = whole_video(state["samples"][0].media, state["frame_record"], model)
+            except (DataError, OSError) as exc:
+                return {"error": str(exc)}
+            return {"images": [part], "frame_record": record}
         frames = state["frames"]
         images = await asyncio.to_thread(lambda: [encode_image(f, max_side=max_side) for f in frames])
         return {"images": images}

@@ -1,7 +1,9 @@
 """QuantiPhy graphs: the official zero-shot prompts (v3, prior-only v1, counterfactual v2) and CoT.
 
 A graph runs on one video: frames are decoded and encoded once, then each question is answered in its
-own branch. Upstream sends every frame; `max_frames` samples evenly instead (recorded in the prediction).
+own branch. Upstream sends every frame; `max_frames` samples evenly instead, `fps` that many frames a
+second (both recorded in the prediction). A model that takes video natively (`video=native`) gets the
+video file whole, asked to sample it at the rate chosen (the paper's native-video models).
 As upstream, a question is asked again (up to 5 attempts) while the answer does not parse as a number.
 The counterfactual graph is scored on the row's `alt_posterior` (alpha * y, paper Sec 5.2), and the CoT
 graph builds the paper's sub-questions for rows that carry none (`quantiphy_cot`).
@@ -17,7 +19,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
+from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart, VideoPart
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
@@ -40,7 +42,9 @@ def request_metadata(sample: Sample) -> dict[str, Any]:
     return {"sample_id": sample.id, "question_id": sample.question_id, "clip_id": sample.group}
 
 
-def _request(text: str, images: list[ImagePart], attempt: int, metadata: dict[str, Any]) -> GenerateRequest:
+def _request(
+    text: str, images: list[ImagePart | VideoPart], attempt: int, metadata: dict[str, Any]
+) -> GenerateRequest:
     # Upstream order: every frame first, then the text. Re-asks sample (temperature 1, the providers'
     # default upstream relied on) so that a repeated question can come back different.
     content = [*images, TextPart(text=text)]
@@ -58,7 +62,7 @@ def _request(text: str, images: list[ImagePart], attempt: int, metadata: dict[st
 async def ask_number(
     runtime: Runtime[GraphContext],
     text: str,
-    images: list[ImagePart],
+    images: list[ImagePart | VideoPart],
     sample: Sample,
     attempts: int = MAX_ATTEMPTS,
 ) -> tuple[float, str | None, Usage, dict[str, Any] | None]:
@@ -203,16 +207,31 @@ async def answer_with_cot(state: QuestionState, runtime: Runtime[GraphContext]) 
 
 
 def _graph(
-    answer: Callable[..., Any], *, frames: bool, max_frames: int | None, max_side: int | None
+    answer: Callable[..., Any],
+    *,
+    frames: bool,
+    max_frames: int | None,
+    max_side: int | None,
+    fps: float | None = None,
 ) -> CompiledStateGraph:
+    if max_frames is not None and fps is not None:
+        raise ValueError("sample frames by max_frames or by fps, not both")
     return question_graph(
-        answer, answer_name="answer", num_frames=max_frames, max_side=max_side, frames=frames
+        answer,
+        answer_name="answer",
+        num_frames=max_frames,
+        max_side=max_side,
+        frames=frames,
+        fps=fps,
+        whole_video=frames,
     )
 
 
-def build_zero_shot(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
+def build_zero_shot(
+    max_frames: int | None = None, max_side: int | None = None, fps: float | None = None
+) -> CompiledStateGraph:
     """`quantiphy.zero_shot`: the official v3 prompt with the video's frames (all of them by default)."""
-    return _graph(answer_zero_shot(True), frames=True, max_frames=max_frames, max_side=max_side)
+    return _graph(answer_zero_shot(True), frames=True, max_frames=max_frames, max_side=max_side, fps=fps)
 
 
 def build_prior_only() -> CompiledStateGraph:
@@ -220,12 +239,16 @@ def build_prior_only() -> CompiledStateGraph:
     return _graph(answer_zero_shot(False), frames=False, max_frames=None, max_side=None)
 
 
-def build_counterfactual(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
+def build_counterfactual(
+    max_frames: int | None = None, max_side: int | None = None, fps: float | None = None
+) -> CompiledStateGraph:
     """`quantiphy.counterfactual`: v2, frames with the scaled `alt_prior`, scored on `alt_posterior`."""
-    return _graph(answer_counterfactual, frames=True, max_frames=max_frames, max_side=max_side)
+    return _graph(answer_counterfactual, frames=True, max_frames=max_frames, max_side=max_side, fps=fps)
 
 
-def build_cot(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
+def build_cot(
+    max_frames: int | None = None, max_side: int | None = None, fps: float | None = None
+) -> CompiledStateGraph:
     """`quantiphy.cot`: the three structured sub-questions (the row's, or the paper's templates), then
     the main question."""
-    return _graph(answer_with_cot, frames=True, max_frames=max_frames, max_side=max_side)
+    return _graph(answer_with_cot, frames=True, max_frames=max_frames, max_side=max_side, fps=fps)

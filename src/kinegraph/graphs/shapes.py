@@ -1,8 +1,9 @@
 """The graph shape most benchmarks share, built once: frames -> prelude -> questions.
 
-decode the group's frames once -> encode them once -> optional prelude nodes (tools, text encodings) ->
-either every question as its own request (concurrently, `answer_each`) or one grouped request; a decode
-failure records an input error for every sample of the group.
+decode the group's frames once -> encode them once (or, with `whole_video`, hand the clip's video file
+whole to a model that takes video natively) -> optional prelude nodes (tools, text encodings) -> either
+every question as its own request (concurrently, `answer_each`) or one grouped request; a decode failure
+(or a clip that cannot go whole) records an input error for every sample of the group.
 """
 
 from __future__ import annotations
@@ -34,13 +35,18 @@ def question_graph(
     prelude: Sequence[tuple[str, Node]] = (),
     frames: bool = True,
     grouped: bool = False,
+    fps: float | None = None,
+    whole_video: bool = False,
 ) -> CompiledStateGraph:
-    """Compile the shape; `answer` is a node on one QuestionState, or on the GroupState if `grouped`."""
+    """Compile the shape; `answer` is a node on one QuestionState, or on the GroupState if `grouped`.
+
+    Frames are sampled `fps` a second, else `num_frames` evenly spaced, else all of them.
+    """
     graph = StateGraph(GroupState, context_schema=GraphContext)
     steps: list[str] = []
     if frames:
-        graph.add_node("decode_frames", decode_frames(num_frames))
-        graph.add_node("encode_frames", encode_frames(max_side))
+        graph.add_node("decode_frames", decode_frames(num_frames, fps))
+        graph.add_node("encode_frames", encode_frames(max_side, whole_video))
         graph.add_node("record_group_error", record_group_error)
         graph.add_edge("record_group_error", END)
         steps = ["decode_frames", "encode_frames"]
@@ -50,15 +56,11 @@ def question_graph(
     graph.add_node(answer_name, answer if grouped else answer_each(answer))
     if steps:
         graph.add_edge(START, steps[0])
-    for a, b in zip(steps, steps[1:], strict=False):
-        if a == "decode_frames":
+    chain = [*steps, answer_name] if steps else [START, answer_name]
+    for a, b in zip(chain, chain[1:], strict=False):
+        if a == "decode_frames" or (a == "encode_frames" and whole_video):
             graph.add_conditional_edges(a, route_on_error(b), [b, "record_group_error"])
         else:
             graph.add_edge(a, b)
-    last = steps[-1] if steps else START
-    if grouped:
-        graph.add_edge(last, answer_name)
-    else:
-        graph.add_edge(last, answer_name)
     graph.add_edge(answer_name, END)
     return graph.compile()

@@ -85,6 +85,7 @@ class GraphSpec:
     worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
     server refuses a request without one (it would answer from an all-zero summary); `needs_fields`:
     data columns it reads from every sample's context, so a run refuses data without them up front.
+    `takes_video`: a model that takes video natively (`video=native`) gets the clip's video whole.
     `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
     except `own_model_roles`, which a run must name (they have no default).
@@ -98,6 +99,7 @@ class GraphSpec:
     needs_gpu: bool = False
     needs_trajectory: bool = False
     needs_fields: tuple[str, ...] = ()
+    takes_video: bool = False
     model_roles: tuple[str, ...] = (MODEL_ROLE,)
     own_model_roles: tuple[str, ...] = ()
 

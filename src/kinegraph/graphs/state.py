@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypedDict
 
 import numpy as np
 
-from kinegraph.agents.protocol import Backend, ImagePart
+from kinegraph.agents.protocol import Backend, ImagePart, VideoPart
 from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.types import FrameRecord, Prediction, Sample
 
@@ -26,12 +26,13 @@ def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
 
 
 class GroupState(TypedDict, total=False):
-    """One clip/video: its pending samples, decoded frames, encoded images, tool measurements, results."""
+    """One clip/video: its pending samples, decoded frames, encoded images (or the video whole, for a
+    model that takes video natively), tool measurements, results."""
 
     samples: list[Sample]
     frames: np.ndarray
     frame_record: FrameRecord
-    images: list[ImagePart]
+    images: list[ImagePart | VideoPart]
     measurements: Annotated[dict[str, Any], merge_dicts]
     error: str | None
     results: Annotated[list[Prediction], operator.add]
@@ -41,7 +42,7 @@ class QuestionState(TypedDict):
     """One question's branch: the sample plus what the group already computed."""
 
     sample: Sample
-    images: list[ImagePart]
+    images: list[ImagePart | VideoPart]
     frame_record: FrameRecord | None
     measurements: dict[str, Any]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from kinegraph.agents.protocol import Backend
 from kinegraph.data.check import preflight
-from kinegraph.graphs import graph_spec
+from kinegraph.graphs import graph_spec, graphs
 from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.subsets import select
 from kinegraph.suites import suites
@@ -30,9 +30,33 @@ def load_samples(config: RunConfig) -> list[Sample]:
 
 def build_graph(config: RunConfig) -> tuple[Any, bool]:
     """The compiled graph and whether it needs a model; options the graph does not take, or of the wrong
-    type, are refused in one line (see `GraphSpec.check_options`)."""
+    type, are refused in one line (see `GraphSpec.check_options`), and so is `video=native` for a model
+    that takes no video or a graph that sends none (`check_video_input`)."""
     spec = graph_spec(config.graph)
+    check_video_input(config)
     return spec.build(config.options), spec.needs_model
+
+
+def check_video_input(config: RunConfig) -> None:
+    """A model asked to take video whole (`video=native`) must be one that can, under a graph that sends
+    a video; otherwise a ValueError in one line, before any call."""
+    from kinegraph.agents.providers import parse_model_spec
+    from kinegraph.agents.video import NATIVE_VIDEO_PROVIDERS, video_input
+
+    asked = [(config.model, config.model_options.get("video"))]
+    asked += [(named.model, named.options.get("video")) for named in config.roles.values()]
+    spec = graph_spec(config.graph)
+    for model, video in asked:
+        if video is None or model is None:
+            continue
+        provider, _ = parse_model_spec(model)
+        if video_input(model, str(video), native=provider in NATIVE_VIDEO_PROVIDERS) == "native":
+            if not spec.takes_video:
+                takers = ", ".join(n for n in graphs.names() if graphs.get(n).takes_video)
+                raise ValueError(
+                    f"graph {spec.name} sends frames, not a video, so {model} cannot take it whole "
+                    f"(video=native works with: {takers})"
+                )
 
 
 def tool_batches(config: RunConfig) -> ToolBatches:
