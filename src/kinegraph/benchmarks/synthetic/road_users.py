@@ -37,7 +37,7 @@ CLASS_RGB: dict[str, tuple[float, float, float]] = {
 
 @dataclass(frozen=True)
 class Road:
-    """The road's reference line: points `points_m` (K, 2), unit left normals `normals` (K, 2), arc `arc_m` (K,)."""
+    """The road's reference line: points `points_m` (K, 2), unit left normals (K, 2), arc `arc_m` (K,)."""
 
     points_m: np.ndarray
     normals: np.ndarray
@@ -87,7 +87,9 @@ class RoadUser:
     def sample(self, times_s: np.ndarray) -> RoadUser:
         """The trajectory at other instants (linear in position and unwrapped heading)."""
         xy = np.stack([np.interp(times_s, self.times_s, self.xy_m[:, k]) for k in (0, 1)], axis=1)
-        return RoadUser(self.category, np.asarray(times_s), xy, np.interp(times_s, self.times_s, self.yaw_rad))
+        return RoadUser(
+            self.category, np.asarray(times_s), xy, np.interp(times_s, self.times_s, self.yaw_rad)
+        )
 
     def speed_mps(self) -> np.ndarray:
         """Speeds (T,) from finite differences of position (central inside, one-sided at the ends)."""
@@ -120,7 +122,7 @@ def _ramp(t: np.ndarray, start_s: float, duration_s: float) -> np.ndarray:
 
 
 def speed_profile(t: np.ndarray, v0_mps: float, changes: list[tuple[float, float, float]]) -> np.ndarray:
-    """Speed (F,) starting at `v0_mps`; each change (start_s, duration_s, new_mps) ramps smoothly to new_mps."""
+    """Speed (F,) from `v0_mps`; each change (start_s, duration_s, new_mps) ramps smoothly to new_mps."""
     speed = np.full_like(t, v0_mps, dtype=np.float64)
     for start_s, duration_s, new_mps in changes:
         level = speed[np.searchsorted(t, start_s)] if start_s <= t[-1] else speed[-1]
@@ -177,7 +179,6 @@ def cross(
     normal_yaw = float(road.heading_rad(np.array([s_m]))[0]) + np.pi / 2
     yaw = np.full_like(t, normal_yaw if to_m > from_m else normal_yaw - np.pi)
     return RoadUser(category, t, xy, yaw)
-
 
 
 def image_box_px(

@@ -76,6 +76,15 @@ def _const(v_mps: float) -> np.ndarray:
     return np.full(len(_t()), v_mps)
 
 
+def _stopping(v0_mps: float) -> np.ndarray:
+    return speed_profile(_t(), v0_mps, [(0.2, 1.6, 0.0)])
+
+
+def _turn(rng: np.random.Generator, side: float) -> tuple[float, float, float]:
+    """(start_s, duration_s, heading change): about 70 degrees to the left (+1) or right (-1)."""
+    return 0.3, 2.0, side * rng.uniform(1.1, 1.3)
+
+
 # Each script: (ego maneuver, group, builder(road, s_ego_m, v_ego_mps, rng) -> road users, actor first).
 Script = tuple[str, str, Callable[[Road, float, float, np.random.Generator], list[RoadUser]]]
 _LANE = LANE_WIDTH_M
@@ -85,13 +94,13 @@ _SCRIPTS: dict[str, Script] = {
     "car leads ego": ("cruise", "agent", lambda r, s, v, g: [
         drive(r, "car", WINDOW_S, s + g.uniform(12, 18), 0.0, _const(v))]),
     "car stops": ("standing", "agent", lambda r, s, v, g: [
-        drive(r, "car", WINDOW_S, s + g.uniform(10, 14), _LANE, speed_profile(_t(), g.uniform(7, 9), [(0.2, 1.6, 0.0)]))]),
+        drive(r, "car", WINDOW_S, s + g.uniform(10, 14), _LANE, _stopping(g.uniform(7, 9)))]),
     "car turns left": ("standing", "agent", lambda r, s, v, g: [
-        drive(r, "car", WINDOW_S, s + g.uniform(14, 18), 0.0, _const(6.0), turn=(0.3, 2.0, g.uniform(1.1, 1.3)))]),
+        drive(r, "car", WINDOW_S, s + g.uniform(14, 18), 0.0, _const(6.0), turn=_turn(g, 1.0))]),
     "car turns right": ("standing", "agent", lambda r, s, v, g: [
-        drive(r, "car", WINDOW_S, s + g.uniform(14, 18), 0.0, _const(6.0), turn=(0.3, 2.0, -g.uniform(1.1, 1.3)))]),
+        drive(r, "car", WINDOW_S, s + g.uniform(14, 18), 0.0, _const(6.0), turn=_turn(g, -1.0))]),
     "pedestrian crosses": ("standing", "agent", lambda r, s, v, g: [
-        cross(r, "pedestrian", WINDOW_S, s + g.uniform(10, 13), *((4.0, -1.0) if g.random() < 0.5 else (-1.0, 4.0)))]),
+        cross(r, "pedestrian", WINDOW_S, s + g.uniform(10, 13), *g.permutation([4.0, -1.0]))]),
     "pedestrian stands": ("standing", "agent", lambda r, s, v, g: [
         drive(r, "pedestrian", WINDOW_S, s + g.uniform(14, 18), -1.6 * _LANE, _const(0.0))]),
     "ego follows car": ("cruise", "ego_agent", lambda r, s, v, g: [
@@ -159,7 +168,9 @@ def _scenario(group: str, users: list[RoadUser], ego: RoadUser, road: Road) -> s
     return found
 
 
-def _frames(root: Path, names: list[str], track: EgoTrack, users: list[RoadUser], seed: int, size: tuple[int, int]):
+def _frames(
+    root: Path, names: list[str], track: EgoTrack, users: list[RoadUser], seed: int, size: tuple[int, int]
+):
     world_seed = int(token(seed, "sts-world", names[0])[:8], 16)
     world = build_world(track.xy_m, track.yaw_rad, world_seed, max_raster_px=1500)  # small frames
     renderer = RoadRenderer(world, PinholeCamera.nuscenes_front(*size))
@@ -200,7 +211,9 @@ def _agent_record(root: Path, i: int, script: str, seed: int, size: tuple[int, i
         record["ego"] = _ego_block(track, seed, i)
     blocks = ("other_agent",) if is_ego else ("agent", "other_agent")
     for key, user in zip(blocks, users, strict=False):
-        record[key] = _actor_block(user, track, [token(seed, "sts-agent", i, key, j) for j in range(len(names))])
+        record[key] = _actor_block(
+            user, track, [token(seed, "sts-agent", i, key, j) for j in range(len(names))]
+        )
     if record.get("agent", record.get("other_agent"))["camera"]["bb2d"][0] is None:
         raise ValueError(f"record {i} ({script}): the agent is not in view in Frame-1")
     return record
@@ -242,7 +255,7 @@ def write_stsbench_world(
 
 
 def generate(out_dir: Path, n: int = 24, seed: int = 0, agents: int = 2) -> Path:
-    """Write `n` scenarios (ego ones and, with `agents` >= 1, those of other road users); returns STSnu.json."""
+    """Write `n` scenarios (ego ones, and with `agents` >= 1 other road users'); returns STSnu.json."""
     if n < 1:
         raise ValueError(f"need at least one record, got n={n}")
     return write_stsbench_world(Path(out_dir), n_records=n, seed=seed, agents=agents, size=(320, 180))
