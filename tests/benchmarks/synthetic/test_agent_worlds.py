@@ -90,8 +90,9 @@ def test_loopback_runs_complete_on_the_agent_worlds(tad_set, sts_set, tmp_path):
     with OpenAILoopback(responder=tad_reader) as server:
         kinegraph(
             "run", "tad", "--graph", "tad.tcogmap", "--model", "vllm:loopback-vlm",
-            "--base-url", server.base_url, "--data", tad_set[0], "--data-option", f"nuscenes_root={tad_set[1]}",
-            "--out", tmp_path / "tad", "--no-cache", "--no-progress",
+            "--base-url", server.base_url, "--data", tad_set[0],
+            "--data-option", f"nuscenes_root={tad_set[1]}", "--out", tmp_path / "tad",
+            "--no-cache", "--no-progress",
         )  # fmt: skip
     metrics = json.loads((tmp_path / "tad" / "metrics.json").read_text())
     assert metrics["all"]["temp_object_localize"] is not None and metrics["all"]["average"] is not None
