@@ -514,11 +514,35 @@ def synth(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
     n: Annotated[int, typer.Option("--n", min=1, help="How many clips / videos / scenes.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
+    agents: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Other road users: vehicles per scene (tad, 0-4, default 3); the most per record "
+            "(stsbench, 0-2, default 2: all four scenario groups).",
+        ),
+    ] = None,
 ) -> None:
     """Write a synthetic world with known physics in a benchmark's official on-disk format."""
+    import inspect
+
+    from kinegraph.errors import UsageError
     from kinegraph.suites import synthetic_generator
 
-    path = synthetic_generator(world)(out, n=n, seed=seed)
+    generate = synthetic_generator(world)
+    options: dict[str, Any] = {}
+    if agents is not None:
+        if "agents" not in inspect.signature(generate).parameters:
+            raise UsageError(
+                f"--agents: the {world} world has no other road users (worlds with them: stsbench, tad)"
+            )
+        options["agents"] = agents
+    try:
+        path = generate(out, n=n, seed=seed, **options)
+    except ValueError as exc:
+        if not options:
+            raise
+        raise UsageError(f"--agents: {exc}") from None
     typer.echo(f"wrote {path}")
 
 

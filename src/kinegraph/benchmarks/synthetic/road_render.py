@@ -141,7 +141,6 @@ class RoadRenderer:
         self._col_stretch = np.sqrt(1.0 + ((u - cam.cx_px) / fx) ** 2)
         self._box_centre = world.box_corners_m.mean(axis=1)
         self._face_centre = world.box_corners_m[:, BOX_FACES].mean(axis=2)  # (B, 6, 3)
-        self._face_normal = self._face_centre - self._box_centre[:, None, :]  # outward, unnormalised
         order = np.lexsort((world.decal_face, world.decal_box))
         self._decals = world.decals_m[order]
         keys = world.decal_box[order] * 6 + world.decal_face[order]
@@ -174,14 +173,23 @@ class RoadRenderer:
         column = (HAZE_RGB + t * (SKY_TOP_RGB - HAZE_RGB)).astype(np.uint8)
         return np.ascontiguousarray(np.broadcast_to(column[:, None, :], (n, cam.width_px, 3)))
 
-    def render(self, x_m: float, y_m: float, yaw_rad: float, body_pitch_rad: float = 0.0) -> np.ndarray:
+    def render(
+        self,
+        x_m: float,
+        y_m: float,
+        yaw_rad: float,
+        body_pitch_rad: float = 0.0,
+        movers: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> np.ndarray:
         """The camera image (H, W, 3) RGB uint8 for the ego at (x_m, y_m) heading yaw_rad, its body
-        pitched by `body_pitch_rad` (+ = nose down, at most 3 deg) on top of the camera's mounting pitch."""
+        pitched by `body_pitch_rad` (+ = nose down, at most 3 deg) on top of the camera's mounting pitch.
+        `movers` = (corners (M, 8, 3), face colours (M, 6, 3)): boxes of this instant (other road users),
+        drawn with the world's boxes, far to near."""
         if not all(np.isfinite(v) for v in (x_m, y_m, yaw_rad, body_pitch_rad)):
             raise ValueError(f"non-finite ego pose ({x_m}, {y_m}, {yaw_rad}, {body_pitch_rad})")
         if abs(body_pitch_rad) > MAX_BODY_PITCH_RAD:
             raise ValueError(f"body pitch {body_pitch_rad} rad exceeds {MAX_BODY_PITCH_RAD:.4f} rad")
-        canvas = self._render_level(x_m, y_m, yaw_rad)
+        canvas = self._render_level(x_m, y_m, yaw_rad, movers)
         out = self.output_camera
         theta = out.pitch_rad + body_pitch_rad
         c, s = np.cos(theta), np.sin(theta)
@@ -189,13 +197,15 @@ class RoadRenderer:
         warp = out.intrinsic_matrix() @ pitched_r_level @ np.linalg.inv(self._k)
         return cv2.warpPerspective(canvas, warp, (out.width_px, out.height_px), flags=cv2.INTER_LINEAR)
 
-    def _render_level(self, x_m: float, y_m: float, yaw_rad: float) -> np.ndarray:
+    def _render_level(
+        self, x_m: float, y_m: float, yaw_rad: float, movers: tuple[np.ndarray, np.ndarray] | None
+    ) -> np.ndarray:
         world_r_cam, centre_m = self.camera.world_pose(x_m, y_m, yaw_rad)
         image = np.empty((self.camera.height_px, self.camera.width_px, 3), np.uint8)
         image[: self._ground_row0] = self._sky
         self._draw_skyline(image, yaw_rad)
         self._draw_ground(image, world_r_cam, centre_m)
-        self._draw_boxes(image, world_r_cam, centre_m)
+        self._draw_boxes(image, world_r_cam, centre_m, movers)
         return image
 
     def _draw_skyline(self, image: np.ndarray, yaw_rad: float) -> None:
@@ -248,17 +258,33 @@ class RoadRenderer:
             ground[rows] = (hazy + self._haze * (HAZE_RGB.astype(np.float32) - hazy)).astype(np.uint8)
         image[g0:] = ground
 
-    def _draw_boxes(self, image: np.ndarray, world_r_cam: np.ndarray, centre_m: np.ndarray) -> None:
+    def _draw_boxes(
+        self,
+        image: np.ndarray,
+        world_r_cam: np.ndarray,
+        centre_m: np.ndarray,
+        movers: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         world = self.world
-        if not len(world.box_corners_m):
+        corners, face_rgb = world.box_corners_m, world.face_rgb
+        box_centre, face_centre = self._box_centre, self._face_centre
+        n_static = len(corners)
+        if movers is not None and len(movers[0]):
+            mover_corners = np.asarray(movers[0], dtype=np.float64)
+            corners = np.concatenate([corners, mover_corners])
+            face_rgb = np.concatenate([face_rgb, np.asarray(movers[1], dtype=np.float64)])
+            box_centre = np.concatenate([box_centre, mover_corners.mean(axis=1)])
+            face_centre = np.concatenate([face_centre, mover_corners[:, BOX_FACES].mean(axis=2)])
+        if not len(corners):
             return
-        dist = np.linalg.norm(self._box_centre - centre_m, axis=1)
-        cam_pts = (world.box_corners_m - centre_m) @ world_r_cam  # (B, 8, 3) camera coordinates
+        face_normal = face_centre - box_centre[:, None, :]  # outward, unnormalised
+        dist = np.linalg.norm(box_centre - centre_m, axis=1)
+        cam_pts = (corners - centre_m) @ world_r_cam  # (B, 8, 3) camera coordinates
         keep = (dist < MAX_BOX_M) & (cam_pts[..., 2].max(axis=1) > NEAR_M)
         keep &= ~self._outside_view(cam_pts)
-        facing = np.einsum("bfk,bfk->bf", self._face_normal, centre_m - self._face_centre) > 0
+        facing = np.einsum("bfk,bfk->bf", face_normal, centre_m - face_centre) > 0
         fog = np.clip(1.0 - np.exp(-np.maximum(dist - 40.0, 0.0) / 260.0), 0.0, 0.92)[:, None, None]
-        colours = (world.face_rgb + fog * (HAZE_RGB - world.face_rgb)).tolist()
+        colours = (face_rgb + fog * (HAZE_RGB - face_rgb)).tolist()
         in_front = cam_pts[..., 2] >= NEAR_M
         corners_px = self._fixed_point(cam_pts)
         decals_px, decal_ok = self._project_decals(world_r_cam, centre_m)
@@ -270,7 +296,7 @@ class RoadRenderer:
                     cv2.fillConvexPoly(image, corners_px[b, face], colours[b][f], cv2.LINE_AA, _SUBPIXEL_BITS)
                 else:
                     self._fill_clipped(image, cam_pts[b, face], colours[b][f])
-                span = self._decal_slices.get(int(b) * 6 + int(f))
+                span = self._decal_slices.get(int(b) * 6 + int(f)) if b < n_static else None
                 if span is None:
                     continue
                 for d in np.flatnonzero(decal_ok[span[0] : span[1]]) + span[0]:

@@ -1,10 +1,13 @@
 """Synthetic TAD: scripted ego maneuvers as nuScenes keyframe tables plus the TAD configs (HF field layout).
 
-Ground truth comes from the script (the maneuver of each 3 s segment), not from any tool. Frames are tiny
-noise images: the set tests text and trajectory paths, not vision. Scenes are chains of maneuvers written
-as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses); the world has no other road users, so the set
-is ego-only (six tasks, no temp_object_localize). `kinegraph synth tad` puts the configs in the root and the
-nuScenes tables in `<root>/nuscenes`, where the TAD loader looks by default.
+The ego's ground truth comes from the script (the maneuver of each 3 s segment), not from any tool.
+Scenes are chains of maneuvers written as nuScenes tables (CAM_FRONT keyframes at 2 Hz, ego poses) with
+frames rendered by the road renderer. With `agents` > 0 each scene also has that many other vehicles
+(`tad_road_users`, one per class), drawn in the frames; their questions (exact-answer and multiple-choice
+action, temporal ordering and action localisation, and temporal object localisation) are derived from
+their trajectories and from what the ego camera shows. Without agents the set is ego-only (six tasks).
+`kinegraph synth tad` puts the configs in the root and the nuScenes tables in `<root>/nuscenes`, where
+the TAD loader looks by default.
 """
 
 from __future__ import annotations
@@ -14,7 +17,18 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_track, token
+from kinegraph.benchmarks.synthetic.nuscenes_world import camera_rotation_wxyz, plan_track, token
+from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
+from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_at
+from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
+from kinegraph.benchmarks.synthetic.tad_road_users import (
+    PLURAL,
+    TAD_CLASSES,
+    scripted_vehicle,
+    tad_action,
+    visible,
+    visible_segments,
+)
 from kinegraph.media import write_image
 
 KEYFRAME_HZ = 2.0
@@ -44,15 +58,14 @@ def _quaternions(yaw_rad: np.ndarray) -> np.ndarray:
     return np.stack([np.cos(half), np.zeros_like(half), np.zeros_like(half), np.sin(half)], axis=1)
 
 
-def _tiny_frame(rng: np.random.Generator) -> np.ndarray:
-    return rng.integers(0, 255, (18, 32, 3), dtype=np.uint8)
-
-
 def write_nuscenes_keyframes(
-    root: Path, scenes: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]
+    root: Path,
+    scenes: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]],
+    frames: list[list[np.ndarray]],
+    camera: PinholeCamera,
 ) -> None:
-    """nuScenes tables (v1.0-trainval) of keyframe-only scenes: (token, times_us, xy_m (N, 2), yaw_rad)."""
-    rng = np.random.default_rng(0)
+    """nuScenes tables (v1.0-trainval) of keyframe-only scenes: (token, times_us, xy_m (N, 2), yaw_rad),
+    with each scene's CAM_FRONT keyframe images `frames` taken by `camera`."""
     tables: dict[str, list[dict]] = {
         "log": [{"token": "log", "logfile": "synthetic"}],
         "sensor": [{"token": "cam", "channel": "CAM_FRONT", "modality": "camera"}],
@@ -60,9 +73,9 @@ def write_nuscenes_keyframes(
             {
                 "token": "cs",
                 "sensor_token": "cam",
-                "translation": [1.7, 0, 1.5],
-                "rotation": [0.5, -0.5, 0.5, -0.5],
-                "camera_intrinsic": [[40.0, 0, 16], [0, 40.0, 9], [0, 0, 1]],
+                "translation": [camera.mount_forward_m, camera.mount_left_m, camera.mount_height_m],
+                "rotation": camera_rotation_wxyz(),
+                "camera_intrinsic": camera.intrinsic_matrix().tolist(),
             }
         ],
         "scene": [],
@@ -70,7 +83,7 @@ def write_nuscenes_keyframes(
         "sample_data": [],
         "ego_pose": [],
     }
-    for scene_token, times_us, xy_m, yaw_rad in scenes:
+    for (scene_token, times_us, xy_m, yaw_rad), images in zip(scenes, frames, strict=True):
         n = len(times_us)
         samples = [token(scene_token, "sample", i) for i in range(n)]
         quats = _quaternions(yaw_rad)
@@ -87,7 +100,7 @@ def write_nuscenes_keyframes(
         for i, sample in enumerate(samples):
             sd = token(scene_token, "sd", i)
             filename = f"samples/CAM_FRONT/{scene_token}_{i:03d}.jpg"
-            write_image(root / filename, _tiny_frame(rng))
+            write_image(root / filename, images[i])
             ts = int(times_us[i])
             tables["sample"].append(
                 {
@@ -219,19 +232,122 @@ def tad_scene_questions(
     return out
 
 
-def write_tad_world(root: Path, n_scenes: int = 6, seed: int = 0, segments: int = 4) -> tuple[Path, Path]:
+LOCALIZE_REPLY = (
+    "Respond with an explicit list of all frame numbers, enumerating each value individually, without "
+    "summarizing as a range."
+)
+
+
+def tad_object_questions(
+    category: str, actions: dict[int, str], anchors: list[int], rng: np.random.Generator
+) -> dict[str, list[dict]]:
+    """Questions about the scene's only `category` vehicle, whose action in each segment it is seen in
+    is `actions[k]`: segment actions, their order and localisation, and where it is visible at all.
+    The texts never say "the ego vehicle" (upstream's ego/non-ego split reads that phrase)."""
+    out: dict[str, list[dict]] = {}
+    if not actions:
+        return out
+    for k, action in actions.items():
+        out.setdefault("exact_answer_action", []).append(
+            {
+                "segment": k,
+                "answer": action,
+                "options": [],
+                "question": f"What best describes the motion of the {category} visible in this video "
+                f"segment? Respond with exactly one full phrase from the following list: {PHRASE_LIST}",
+            }
+        )
+        options, letter = _options(action, _distractors({action}, 3, rng), rng)
+        out.setdefault("mc_action", []).append(
+            {
+                "segment": k,
+                "answer": letter,
+                "options": options,
+                "question": f"What is the motion of the {category} in this video segment? {LETTER_REPLY}",
+            }
+        )
+    order = _collapse([actions[k] for k in sorted(actions)])
+    if len(set(order)) >= 2:
+        wrong = {"; ".join(order[::-1]), "; ".join(order[1:] + order[:1]), "; ".join(order[-1:] + order[:-1])}
+        wrong.discard("; ".join(order))
+        options, letter = _options("; ".join(order), sorted(wrong), rng)
+        out["temp_ordering"] = [
+            {
+                "answer": letter,
+                "options": options,
+                "question": "Which of the following represents the correct temporal order of motions for "
+                f"the {category}? {LETTER_REPLY}",
+            }
+        ]
+    for action in dict.fromkeys(actions[k] for k in sorted(actions)):
+        out.setdefault("temp_action_localize", []).append(
+            {
+                "answer": [anchors[k] for k in sorted(actions) if actions[k] == action],
+                "options": [],
+                "question": f"In which frames is the {category} doing action '{action.lower()}'? "
+                + LOCALIZE_REPLY,
+            }
+        )
+    out["temp_object_localize"] = [
+        {
+            "answer": [anchors[k] for k in sorted(actions)],
+            "options": [],
+            "question": f"In which frames are there any {PLURAL[category]} visible? " + LOCALIZE_REPLY,
+        }
+    ]
+    return out
+
+
+def _scene_vehicles(
+    track, lane_offset_m: np.ndarray, windows: list[list[int]], agents: int, rng: np.random.Generator
+) -> tuple[list[RoadUser], dict[str, dict[int, str]]]:
+    """The scene's vehicles sampled at its keyframes, and each one's action per segment it is seen in."""
+    road = Road.around_ego(track.xy_m, track.yaw_rad, lane_offset_m)
+    s_ego = float(road.locate(track.xy_m[:1])[0][0])
+    n_segments = len(windows)
+    users, seen = [], {}
+    for category in [TAD_CLASSES[i] for i in rng.permutation(len(TAD_CLASSES))[:agents]]:
+        vehicle = scripted_vehicle(road, category, s_ego + rng.uniform(10, 30), rng, n_segments, SEGMENT_S)
+        at_keyframes = vehicle.sample(track.timestamps_s)
+        shown = visible(at_keyframes, track.xy_m, track.yaw_rad)
+        seen[category] = {
+            k: tad_action(at_keyframes.sample(track.timestamps_s[windows[k]]), road)
+            for k in visible_segments(shown, windows)
+        }
+        users.append(at_keyframes)
+    return users, seen
+
+
+def write_tad_world(
+    root: Path,
+    n_scenes: int = 6,
+    seed: int = 0,
+    segments: int = 4,
+    agents: int = 0,
+    size: tuple[int, int] = (160, 90),
+) -> tuple[Path, Path]:
     """(TAD config dir `root/tad`, nuScenes root `root/nuscenes`): side by side, so loading the configs
     alone (without `nuscenes_root`) gives samples without frames or poses."""
     root = Path(root)
-    return write_tad_set(root / "tad", root / "nuscenes", n_scenes, seed, segments)
+    return write_tad_set(root / "tad", root / "nuscenes", n_scenes, seed, segments, agents, size)
 
 
 def write_tad_set(
-    tad_dir: Path, nuscenes_root: Path, n_scenes: int, seed: int, segments: int = 4
+    tad_dir: Path,
+    nuscenes_root: Path,
+    n_scenes: int,
+    seed: int,
+    segments: int = 4,
+    agents: int = 0,
+    size: tuple[int, int] = (160, 90),
 ) -> tuple[Path, Path]:
-    """TAD configs in `tad_dir`, nuScenes tables in `nuscenes_root`: `n_scenes` scenes of `segments` x 3 s."""
+    """TAD configs in `tad_dir`, nuScenes tables in `nuscenes_root`: `n_scenes` scenes of `segments` x 3 s
+    with `agents` other vehicles each (at most one per TAD class), rendered at `size` (width, height)."""
+    if not 0 <= agents <= len(TAD_CLASSES):
+        raise ValueError(f"agents must be 0..{len(TAD_CLASSES)} (one vehicle per class), got {agents}")
     tad_dir.mkdir(parents=True, exist_ok=True)
-    scenes, keysegment_rows = [], []
+    camera = PinholeCamera.nuscenes_front(*size)
+    scenes, keysegment_rows, frames = [], [], []
     configs: dict[str, list[dict]] = {}
     for k in range(n_scenes):
         rng = np.random.default_rng([seed, k])
@@ -261,8 +377,23 @@ def write_tad_set(
                 ],
             }
         )
-        questions = tad_scene_questions([TAD_ACTION[n] for n in names], anchors, rng)
-        for task, rows in questions.items():
+        offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
+        vehicles, seen = _scene_vehicles(track, offset, windows, agents, np.random.default_rng([seed, k, 2]))
+        world = build_world(track.xy_m, track.yaw_rad, int(scene_token[:8], 16), lane_offset_m=offset,
+                            max_raster_px=1500)  # fmt: skip
+        renderer = RoadRenderer(world, camera)
+        frames.append(
+            [
+                renderer.render(
+                    *map(float, (*track.xy_m[i], track.yaw_rad[i])), movers=movers_at(vehicles, i)
+                )
+                for i in range(len(times_us))
+            ]
+        )
+        questions = [tad_scene_questions([TAD_ACTION[n] for n in names], anchors, rng)]
+        object_rng = np.random.default_rng([seed, k, 3])
+        questions += [tad_object_questions(c, actions, anchors, object_rng) for c, actions in seen.items()]
+        for task, rows in ((t, r) for q in questions for t, r in q.items()):
             for q in rows:
                 row = {
                     "idx": len(configs.get(task, [])),
@@ -275,16 +406,19 @@ def write_tad_set(
                     row["sample_token"] = samples[anchors[q["segment"]]]
                     row["keysegment"] = anchors[q["segment"]]
                 configs.setdefault(task, []).append(row)
-    write_nuscenes_keyframes(nuscenes_root, scenes)
+    write_nuscenes_keyframes(nuscenes_root, scenes, frames, camera)
     configs["keysegments"] = keysegment_rows
     for name, rows in configs.items():
         (tad_dir / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return tad_dir, nuscenes_root
 
 
-def generate(out_dir: Path, n: int = 6, seed: int = 0) -> Path:
-    """Write `n` scenes of four 3 s maneuvers; returns `out_dir` (the TAD folder the loader reads)."""
+def generate(out_dir: Path, n: int = 6, seed: int = 0, agents: int = 3) -> Path:
+    """Write `n` scenes of four 3 s maneuvers with `agents` other vehicles each, 320x180 frames;
+    returns `out_dir` (the TAD folder the loader reads)."""
     if n < 1:
         raise ValueError(f"need at least one scene, got n={n}")
     out_dir = Path(out_dir)
-    return write_tad_set(out_dir, out_dir / "nuscenes", n_scenes=n, seed=seed)[0]
+    return write_tad_set(
+        out_dir, out_dir / "nuscenes", n_scenes=n, seed=seed, agents=agents, size=(320, 180)
+    )[0]
