@@ -40,13 +40,14 @@ lint: install
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 
-test: lint
+# CI runs the `langgraph dev` test too, in the Studio environment built beside the test one
+test: lint studio
 	$(BIN)/pytest -q
 
 test-quick: lint
 	$(BIN)/pytest -q -m "not slow"
 
-# `make test` skips the `langgraph dev` test when .venv-studio is absent; this builds it and runs it
+# Only the Studio tests, with their environment built first
 test-studio: lint studio
 	$(BIN)/pytest -q tests/studio
 
