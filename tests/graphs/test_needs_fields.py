@@ -17,12 +17,15 @@ from kinegraph.types import Sample
 # build what they need the documented way (a measured trajectory, CoT sub-questions from the prior), or
 # read one of two fields (egodyn.oracle: the clip's arrays, else its features).
 NEEDS: list[tuple[str, str]] = [
+    ("autodridm.agent", "image_name"),
+    ("autodridm.agent", "options_text"),
     ("autodridm.baseline", "image_name"),
     ("autodridm.baseline", "options_text"),
     ("autodridm.few_shot", "image_name"),
     ("autodridm.few_shot", "options_text"),
     ("autodridm.tools", "image_name"),
     ("autodridm.tools", "options_text"),
+    ("dsi.agent", "options_text"),
     ("dsi.baseline", "options_text"),
     ("dsi.ffr", "options_text"),
     ("dsi.tools", "options_text"),

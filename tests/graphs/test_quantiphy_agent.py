@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
 import json
 
 import pytest
 
-from kinegraph.agents import encode_image
 from kinegraph.agents.loopback import AnthropicLoopback, OpenAILoopback
 from kinegraph.agents.loopback_wire import Reply
-from kinegraph.media import read_video
 from kinegraph.report import compare, write_report
 from kinegraph.run import execute as run
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig
-from tests.support.tool_caller_model import conversation_text, has_tool_result, offered_tools
+from tests.support.agent_models import quantiphy_model as measurer
 
 
 @pytest.fixture(scope="module")
@@ -36,61 +31,6 @@ def _config(world, out, graph, server, model="vllm:loopback", **kw):
         use_cache=False,
         **kw,
     )
-
-
-def _first_image(body) -> bytes:
-    for message in body["messages"]:
-        for part in message["content"] if isinstance(message["content"], list) else []:
-            if part.get("type") == "image_url":
-                return base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
-            if part.get("type") == "image":
-                return base64.b64decode(part["source"]["data"])
-    raise AssertionError("no image in the request")
-
-
-def _tool_outputs(body) -> list[str]:
-    outputs = []
-    for message in body["messages"]:
-        if message["role"] == "tool":
-            outputs.append(message["content"])
-        elif isinstance(message["content"], list):
-            outputs += [b["content"] for b in message["content"] if b.get("type") == "tool_result"]
-    return outputs
-
-
-def measurer(world):
-    """A model that boxes objects perfectly (it knows each video by its first frame) and asks the
-    pixel-scale calculator; it answers with the calculator's answer, or "1 m" (a guess) without one."""
-    truth = json.loads((world / "quantiphy_truth.json").read_text())
-    header, *lines = csv.reader((world / "quantiphy_validation.csv").open())
-    rows = [{"id": line[0], **dict(zip(header[1:], line[1:], strict=True))} for line in lines]
-    videos = {}
-    for vid in truth["videos"]:
-        frames, _ = read_video(world / "validation_videos" / f"{vid}.mp4", [0])
-        videos[hashlib.sha256(encode_image(frames[0]).data).hexdigest()] = vid
-
-    def respond(body):
-        text = conversation_text(body)
-        if has_tool_result(body):
-            output = _tool_outputs(body)[-1]
-            return "1 m" if output.startswith("Error") else json.loads(output)["answer"]
-        if "pixel_scale_calculator" not in offered_tools(body):
-            return "1 m"
-        vid = videos[hashlib.sha256(_first_image(body)).hexdigest()]
-        row = next(r for r in rows if r["video_id"] == vid and f"{r['question']}\n" in text)
-        objects, grounding = truth["videos"][vid]["objects"], truth["rows"][row["id"]]
-        three_d = row["video_type"][1] == "3"
-        arguments = {
-            "prior": row["ground_truth_prior"],
-            "question": row["question"],
-            "prior_box_px": objects[grounding["prior_object"]]["seed_box_px"],
-            "target_boxes_px": [objects[t]["seed_box_px"] for t in grounding["target_objects"]],
-            "depth_info": row["depth_info"] if three_d else "",
-            "dimension": "3d" if three_d else "2d",
-        }
-        return Reply(text="", tool_calls=[("pixel_scale_calculator", arguments)])
-
-    return respond
 
 
 def _predictions(out):

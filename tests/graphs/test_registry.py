@@ -230,5 +230,7 @@ def test_a_user_builder_that_cannot_be_used_is_refused_in_one_line(user_module):
 
 
 def test_an_unknown_name_lists_the_registered_graphs():
-    with pytest.raises(UnknownEntryError, match="unknown graph 'egodyn.nope'; known: autodridm.baseline, "):
+    with pytest.raises(
+        UnknownEntryError, match="unknown graph 'egodyn.nope'; known: autodridm.agent, autodridm.baseline, "
+    ):
         graph_spec("egodyn.nope")

@@ -48,13 +48,11 @@ def speed_row(info: dict) -> dict:
     return next(r for r in info["quantiphy_rows"] if r["question"].startswith("What is the average speed"))
 
 
-@pytest.fixture(scope="module")
-def stdio_results(root: tuple[Path, dict]) -> dict[str, Any]:
-    """One stdio session: list the tools, call each on the synthetic media, then the refusals."""
-    path, info = root
+def stdio_calls(path: Path, info: dict) -> dict[str, tuple[str, dict[str, Any]]]:
+    """key -> (tool, arguments): each tool on the synthetic media, then the refusals."""
     objects = info["quantiphy_truth"]["videos"]["synthetic_0000"]["objects"]
     row = speed_row(info)
-    calls = {
+    return {
         "ego": (
             "ego_trajectory",
             {
@@ -101,6 +99,13 @@ def stdio_results(root: tuple[Path, dict]) -> dict[str, Any]:
         "unknown": ("no_such_tool", {}),
         "after_errors": ("image_cues", {"image_path": "day.png"}),
     }
+
+
+@pytest.fixture(scope="module")
+def stdio_results(root: tuple[Path, dict]) -> dict[str, Any]:
+    """One stdio session: list the tools, call each on the synthetic media, then the refusals."""
+    path, info = root
+    calls = stdio_calls(path, info)
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "kinegraph.cli", "mcp", "--data-root", str(path)], env=ENV
     )
@@ -122,6 +127,11 @@ def test_every_registered_tool_is_listed_with_its_schema(stdio_results: dict[str
     assert listed["ego_trajectory"]["properties"]["focal_px"]["type"] == "number"
     assert listed["image_cues"]["required"] == ["image_path"]
     assert "video_path" not in listed["tcogmap_from_poses"]["properties"]
+
+
+def test_every_registered_tool_is_called_and_answers(root: tuple[Path, dict], stdio_results) -> None:
+    answered = {name for key, (name, _) in stdio_calls(*root).items() if not stdio_results[key].is_error}
+    assert answered == set(default_registry().names())  # a tool added to the registry needs a call above
 
 
 def test_measured_left_turn_drive_reads_as_a_left_turn(stdio_results: dict[str, Any]) -> None:

@@ -69,6 +69,14 @@ def answer_and_analyze() -> Callable[..., Any]:
     return answer
 
 
+def read_answer(raw: str, multi: bool) -> tuple[str | list[str] | None, Status]:
+    """The parser's letters (all of them for a multi-select question, else the first) and the status."""
+    letters = parse_letters(raw, multi)
+    if not letters:
+        return None, Status.parse_failure
+    return (letters if multi else letters[0]), Status.ok
+
+
 async def ask_question(state: QuestionState, runtime: Runtime[GraphContext]) -> Prediction:
     """The prediction for one question asked with the paper's prompts."""
     sample, start = state["sample"], time.perf_counter()
@@ -89,13 +97,12 @@ async def ask_question(state: QuestionState, runtime: Runtime[GraphContext]) -> 
     if response is None:
         return prediction(sample, trace=trace, frames=state["frame_record"], **error)
     trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
-    letters = parse_letters(response.text, multi)
-    answer: str | list[str] | None = letters if multi else (letters[0] if letters else None)
+    answer, status = read_answer(response.text, multi)
     return prediction(
         sample,
         raw=response.text,
-        answer=answer if letters else None,
-        status=Status.ok if letters else Status.parse_failure,
+        answer=answer,
+        status=status,
         trace=trace,
         frames=state["frame_record"],
         usage=response.usage,

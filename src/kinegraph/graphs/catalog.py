@@ -99,6 +99,11 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "upstream's prompt, with the probes of `egodyn.tools` offered as functions the model may call",
     ),
     _shipped(
+        "egodyn.agent",
+        "egodyn_agent:build_agent",
+        "non-official: frames + question; the model may call the registry's VO, flow and ego trajectory",
+    ),
+    _shipped(
         "quantiphy.zero_shot",
         "quantiphy:build_zero_shot",
         "the official v3 prompt with the video's frames (all of them by default)",
@@ -154,7 +159,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
     _shipped(
         "quantiphy.agent",
         "quantiphy_agent:build_agent",
-        "the v3 question and frames; the model may call the pixel-scale calculator and the tracker",
+        "non-official: the v3 question and frames; the model may call the pixel-scale calculator and tracker",
         needs_fields=("ground_truth_prior",),
     ),
     _shipped(
@@ -194,7 +199,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
     _shipped(
         "tad.agent",
         "tad_agent:build_agent",
-        "keyframes + question; the model may call TCogMap on the ego poses and the camera-motion tool",
+        "non-official: keyframes + question; the model may call TCogMap on the ego poses and camera motion",
     ),
     _shipped(
         "stsbench.baseline",
@@ -211,6 +216,11 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "stsbench:build_scene_cot",
         "TAD's Scene-CoT on the scenario as one keysegment: 4 captioning turns, then the answerer",
         model_roles=("captioner", "answerer"),
+    ),
+    _shipped(
+        "stsbench.agent",
+        "stsbench_agent:build_agent",
+        "non-official: frames + question; the model may call TCogMap on the ego poses and camera motion",
     ),
     _shipped(
         "dsi.baseline",
@@ -231,6 +241,12 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_fields=("options_text",),
     ),
     _shipped(
+        "dsi.agent",
+        "dsi_agent:build_agent",
+        "non-official: the RAWQA prompt; the model may call camera motion and ground-plane visual odometry",
+        needs_fields=("options_text",),
+    ),
+    _shipped(
         "autodridm.baseline",
         "autodridm:build_baseline",
         "the image and the paper's prompts",
@@ -246,6 +262,12 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "autodridm.tools",
         "autodridm:build_tools",
         "plus measured illumination and lit-lamp cues (non-official)",
+        needs_fields=("image_name", "options_text"),
+    ),
+    _shipped(
+        "autodridm.agent",
+        "autodridm_agent:build_agent",
+        "non-official: the image and the paper's prompts; the model may call the image-cue tool",
         needs_fields=("image_name", "options_text"),
     ),
     _shipped(

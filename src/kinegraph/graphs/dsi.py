@@ -129,7 +129,8 @@ def prompt_text(sample: Sample, block: str | None, instructions: str = RAWQA_PRO
     return f"{head}{block}\n{sep}{question}"
 
 
-def _decode(sample: Sample, max_frames: int) -> tuple[np.ndarray, FrameRecord, list[ImagePart]]:
+def decode_variant(sample: Sample, max_frames: int) -> tuple[np.ndarray, FrameRecord, list[ImagePart]]:
+    """This variant's frames at the sampling rate (at most `max_frames`), their record and JPEGs."""
     from kinegraph.agents import encode_image
 
     fps = float(sample.context.get("sampling_fps", VIDEO_SAMPLING_FPS))
@@ -146,7 +147,7 @@ def answer_question(
         sample, start = state["sample"], time.perf_counter()
         runtime.context.stats.decodes += 1
         try:
-            frames, record, images = await asyncio.to_thread(_decode, sample, max_frames)
+            frames, record, images = await asyncio.to_thread(decode_variant, sample, max_frames)
             block = await asyncio.to_thread(tool, frames, record) if tool is not None else None
         except (DataError, OSError, ValueError) as exc:
             return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
@@ -195,8 +196,13 @@ def _graph(
 ) -> CompiledStateGraph:
     if max_attempts < 1 or max_frames < 2:
         raise ValueError(f"need max_attempts >= 1 and max_frames >= 2, got {max_attempts}, {max_frames}")
+    return variant_graph(answer_question(tool, max_frames, max_attempts, instructions))
+
+
+def variant_graph(answer: Callable[..., Any]) -> CompiledStateGraph:
+    """One `answer_question` branch per variant of the row, each decoding its own video."""
     graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("answer_question", answer_question(tool, max_frames, max_attempts, instructions))
+    graph.add_node("answer_question", answer)
     graph.add_conditional_edges(START, fan_out("answer_question"), ["answer_question"])
     graph.add_edge("answer_question", END)
     return graph.compile()

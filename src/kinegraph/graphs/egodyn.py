@@ -46,7 +46,8 @@ def tool_blocks(measurements: dict[str, Any]) -> list[str | None]:
     return [measurements.get("trajectory"), prompts.tool_block(measurements.get("tools", {}))]
 
 
-def _request(text: str, state: QuestionState | GroupState, sample: Sample) -> GenerateRequest:
+def question_request(text: str, state: QuestionState | GroupState, sample: Sample) -> GenerateRequest:
+    """Upstream's request: the prompt text, then the frames; replay's lookup keys in the metadata."""
     content = [TextPart(text=text), *state.get("images", [])]  # upstream order: text, then images
     # replay looks answers up by these (never sent to the model, not part of the cache key)
     metadata = {
@@ -59,7 +60,10 @@ def _request(text: str, state: QuestionState | GroupState, sample: Sample) -> Ge
     )
 
 
-def _finish(sample: Sample, raw: str, state: Any, response: Any, start: float, trace: list[dict]) -> Any:
+def finish_prediction(
+    sample: Sample, raw: str, state: Any, response: Any, start: float, trace: list[dict]
+) -> Any:
+    """The prediction of `raw` read by the official parser (`response`'s usage, when given)."""
     answer = parse_answer(raw, sample.options, sample.metadata.get("answer_type", "multiclass"))
     extra = {"usage": response.usage} if response is not None else {}
     return prediction(
@@ -103,12 +107,14 @@ def answer_question(blocks: BlockFn, tools: ToolOffer | None = None) -> Callable
         text = prompts.single_prompt(
             sample.question, sample.options, len(state["images"]), blocks(state["measurements"])
         )
-        response, error, calls = await _ask(runtime, _request(text, state, sample), state, tools, node)
+        response, error, calls = await _ask(
+            runtime, question_request(text, state, sample), state, tools, node
+        )
         trace = [{"node": node, "prompt": text}, *calls]
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
         trace.append({"node": node, "raw": response.text, "cached": response.cached})
-        return {"results": [_finish(sample, response.text, state, response, start, trace)]}
+        return {"results": [finish_prediction(sample, response.text, state, response, start, trace)]}
 
     return answer
 
@@ -123,7 +129,9 @@ def answer_clip(blocks: BlockFn, tools: ToolOffer | None = None) -> Callable[...
         text = prompts.grouped_prompt(
             [(s.question, s.options) for s in samples], len(state.get("images", [])), blocks(measurements)
         )
-        response, error, calls = await _ask(runtime, _request(text, state, samples[0]), state, tools, node)
+        response, error, calls = await _ask(
+            runtime, question_request(text, state, samples[0]), state, tools, node
+        )
         trace = [{"node": node, "prompt": text}, *calls]
         if response is None:
             return {
@@ -133,7 +141,9 @@ def answer_clip(blocks: BlockFn, tools: ToolOffer | None = None) -> Callable[...
             }
         raws = prompts.parse_grouped_response(response.text, len(samples))
         trace.append({"node": node, "raw": response.text, "cached": response.cached})
-        results = [_finish(s, raw, state, None, start, trace) for s, raw in zip(samples, raws, strict=True)]
+        results = [
+            finish_prediction(s, raw, state, None, start, trace) for s, raw in zip(samples, raws, strict=True)
+        ]
         results[0] = results[0].model_copy(update={"usage": response.usage})  # one call: counted once
         return {"results": results}
 

@@ -18,17 +18,15 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.graphs import quantiphy_prompts as prompts
-from kinegraph.graphs.agent import bound_tools, check_rounds
+from kinegraph.graphs.agent import CLIP, ask_agent, check_rounds, failed, group_tools, keep_clip
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.quantiphy import request_metadata
 from kinegraph.graphs.shapes import question_graph
-from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
-from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, ask_with_tools
-from kinegraph.tool_registry import Clip
+from kinegraph.graphs.state import GraphContext, QuestionState
+from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS
 from kinegraph.types import Sample, Status
 
 TOOLS = ("pixel_scale_calculator", "track_objects")
-NODE = "answer_with_tools"
 
 
 def agent_text(sample: Sample, frames: int, width: int, height: int, fps: float | None) -> str:
@@ -48,8 +46,8 @@ def answer_agent(max_rounds: int) -> Any:
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         sample, start = state["sample"], time.perf_counter()
-        frames, record = state["measurements"]["frames"], state["frame_record"]
-        clip = Clip(frames, list(record.timestamps_s) if record else [], sample.media.video_path or "")
+        record, measurements = state["frame_record"], state["measurements"]
+        frames = measurements[CLIP].frames
         height, width = frames.shape[1:3]
         fps = sample.context.get("fps")
         text = agent_text(sample, len(frames), width, height, float(fps) if fps else None)
@@ -61,25 +59,20 @@ def answer_agent(max_rounds: int) -> Any:
             temperature=0.0,
             metadata=request_metadata(sample),
         )
-        loop = await ask_with_tools(runtime, request, bound_tools(TOOLS, lambda: clip), max_rounds, node=NODE)
-        trace = [{"node": NODE, "prompt": text, "n_images": len(state["images"])}, *loop.trace]
-        fields: dict[str, Any] = {"trace": trace, "frames": record}
-        if loop.response is None:
-            return {"results": [prediction(sample, **fields, **loop.error)]}
-        raw = loop.response.text
-        trace.append({"node": NODE, "raw": raw, "cached": loop.response.cached})
+        tools = group_tools(TOOLS, measurements)
+        reply = await ask_agent(
+            runtime, request, tools, max_rounds, prompt=text, n_images=len(state["images"])
+        )
+        if reply.response is None:
+            return {"results": [failed(sample, reply, record)]}
+        raw = reply.response.text
         value = parse_number(raw)
-        fields |= {"raw": raw, "usage": loop.usage, "latency_s": time.perf_counter() - start}
+        fields = {**reply.fields(start), "raw": raw, "frames": record}
         if math.isnan(value):
             return {"results": [prediction(sample, status=Status.parse_failure, **fields)]}
         return {"results": [prediction(sample, answer=value, **fields)]}
 
     return answer
-
-
-async def keep_frames(state: GroupState) -> dict[str, Any]:
-    """The decoded frames, for the tools (the model gets the encoded images)."""
-    return {"measurements": {"frames": state["frames"]}}
 
 
 def build_agent(
@@ -92,5 +85,5 @@ def build_agent(
         answer_name="answer",
         num_frames=max_frames,
         max_side=max_side,
-        prelude=[("keep_frames", keep_frames)],
+        prelude=[("keep_frames", keep_clip())],
     )

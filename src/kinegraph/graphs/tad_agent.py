@@ -9,6 +9,7 @@ The last reply goes through upstream's extractor, so answers are in TAD's offici
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,16 +18,14 @@ from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message
 from kinegraph.graphs import tad_prompts as prompts
-from kinegraph.graphs.agent import bound_tools, check_rounds, function_tool
-from kinegraph.graphs.nodes import prediction
+from kinegraph.graphs.agent import ask_agent, bound_tools, check_rounds, failed, function_tool
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tad import _graph, finish_prediction, parse_answer, tcogmap_context
-from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool, ask_with_tools
+from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool
 from kinegraph.media import read_image
 from kinegraph.tool_registry import Clip
 from kinegraph.types import Sample
 
-NODE = "answer_with_tools"
 EGO_MOTION = "ego_motion_map"
 TOOLS_LINE = (
     f"You may call the tools offered before answering: {EGO_MOTION} (the ego vehicle's motion from its "
@@ -72,23 +71,14 @@ def answer_agent(max_rounds: int, thinking: bool) -> Any:
             max_tokens=prompts.MAX_NEW_TOKENS,
             metadata={"sample_id": sample.id},
         )
-        loop = await ask_with_tools(runtime, request, agent_tools(sample), max_rounds, node=NODE)
-        trace = [{"node": NODE, "prompt": text, "n_images": len(images)}, *loop.trace]
-        if loop.response is None:
-            return {
-                "results": [prediction(sample, trace=trace, frames=state.get("frame_record"), **loop.error)]
-            }
-        raw = loop.response.text
-        trace.append({"node": NODE, "raw": raw, "cached": loop.response.cached})
-        result = finish_prediction(
-            sample,
-            state,
-            raw,
-            lambda: parse_answer(sample, raw, False),
-            trace=trace,
-            usage=loop.usage,
-            latency_s=time.perf_counter() - start,
+        reply = await ask_agent(
+            runtime, request, agent_tools(sample), max_rounds, prompt=text, n_images=len(images)
         )
+        if reply.response is None:
+            return {"results": [failed(sample, reply, state.get("frame_record"))]}
+        raw = reply.response.text
+        parse = partial(parse_answer, sample, raw, False)
+        result = finish_prediction(sample, state, raw, parse, **reply.fields(start))
         return {"results": [result]}
 
     return answer

@@ -4,11 +4,13 @@
 left) it appends the assistant turn with its calls and one `tool` message per call, then asks again. A
 call of an unknown tool, with arguments that break the tool's schema, or whose tool rejects its input
 (ValueError) is answered with a tool message saying so, so the model may recover; it never fails the
-sample. Every call is recorded for the prediction trace, and usage is summed over all rounds.
+sample. Every call is recorded for the prediction trace, and usage is summed over all rounds. Tools run
+in a worker thread, so a measurement (optical flow, tracking) never holds up other questions' requests.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -126,7 +128,7 @@ async def ask_with_tools(
         rounds += 1
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
         for call in response.tool_calls:
-            output = run_tool_call(tools, call)
+            output = await asyncio.to_thread(run_tool_call, tools, call)
             messages.append(Message(role="tool", content=output, tool_call_id=call.id))
             trace.append(
                 {

@@ -1,0 +1,51 @@
+"""`examples/tool_modes_sweep.yaml` as shipped (data, model and server swapped for test ones): none /
+injected / agent-called tools on TAD through `kinegraph sweep`, then every pair by `compare --pairs all`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kinegraph.agents.loopback import OpenAILoopback
+from tests.support.agent_models import tad_model
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "tool_modes_sweep.yaml"
+ARMS = ["tad.baseline", "tad.tcogmap", "tad.agent"]  # none, injected, agent-called
+
+
+@pytest.mark.slow
+def test_the_example_sweep_gives_three_arms_and_a_paired_interval_per_pair(kinegraph, tmp_path):
+    kinegraph("synth", "tad", "--out", tmp_path / "tad_world", "--n", "2")
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    assert [g for g in spec["graphs"]] == ARMS and list(spec["benchmarks"]) == ["tad"]
+    with OpenAILoopback(responder=tad_model()) as server:
+        spec["benchmarks"]["tad"] |= {"data": str(tmp_path / "tad_world"), "limit": 14}
+        spec["models"] = ["vllm:loopback-vlm"]
+        spec["run"]["base_url"] = server.base_url
+        (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(spec))
+        kinegraph(
+            "sweep", tmp_path / "sweep.yaml", "--out", tmp_path / "out", "--no-progress", "--n-boot", "300"
+        )
+    runs = [tmp_path / "out" / "tad" / f"{arm}__vllm-loopback-vlm" for arm in ARMS]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert all(f"{arm} · vllm:loopback-vlm" in report for arm in ARMS)
+
+    printed = kinegraph(
+        "compare", *runs, "--pairs", "all", "--n-boot", "300", "--out", tmp_path / "r.json"
+    ).output
+    assert "Holm over pairs" in printed
+    comparison = json.loads((tmp_path / "r.json").read_text())
+    assert [r["name"] for r in comparison["runs"]] == [f"{arm} · vllm:loopback-vlm" for arm in ARMS]
+    pairs = {(p["a"], p["b"]): p for p in comparison["pairs"]}
+    assert sorted(pairs) == [(0, 1), (0, 2), (1, 2)]
+    scores = [r["headline"]["task_average"] for r in comparison["runs"]]
+    for (a, b), pair in pairs.items():
+        assert pair["low"] <= pair["delta"] <= pair["high"] and pair["n_groups"] == 2
+        assert pair["delta"] == pytest.approx(scores[b] - scores[a])
+        assert pair["p"] <= pair["p_holm"] <= 1
+    assert scores[0] < scores[1] and scores[0] < scores[2]  # the ego motion, injected or called, helps
+    tool_use = [r["tool_use"]["calls"] for r in comparison["runs"]]
+    assert tool_use[:2] == [0, 0] and tool_use[2] == 2 * 14  # only the agent calls, both tools each time
