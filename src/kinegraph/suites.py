@@ -38,9 +38,12 @@ class LazyGenerate:
 
     target: str
 
+    def resolve(self) -> Any:
+        """The generator function itself (imported now), with whatever further options it takes."""
+        return import_object(self.target)
+
     def __call__(self, out_dir: Path, n: int, seed: int) -> Path:
-        generate: Any = import_object(self.target)
-        return generate(out_dir, n=n, seed=seed)
+        return self.resolve()(out_dir, n=n, seed=seed)
 
 
 class EvaluateFiles(Protocol):
@@ -196,7 +199,7 @@ def synthetic_generator(name: str) -> Generate:
     from kinegraph.benchmarks.synthetic import generators
 
     if name in suites and (generate := suites.get(name).generate) is not None:
-        return generate
+        return generate.resolve() if isinstance(generate, LazyGenerate) else generate
     if name in generators:
         return generators.get(name)
     known = sorted([n for n in suites if suites.get(n).generate is not None] + generators.names())

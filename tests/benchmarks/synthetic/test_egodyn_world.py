@@ -42,7 +42,7 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def test_registered_as_synth_egodyn() -> None:
-    assert suites.get("egodyn").generate is generate
+    assert suites.get("egodyn").generate.resolve() is generate
 
 
 def test_nuscenes_clip_index_follows_upstream_records(egodyn_root: Path) -> None:

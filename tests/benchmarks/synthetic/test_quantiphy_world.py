@@ -170,7 +170,7 @@ def test_same_seed_same_files(tmp_path):
 
 
 def test_registered_and_reachable_from_the_cli(tmp_path):
-    assert suites.get("quantiphy").generate is generate
+    assert suites.get("quantiphy").generate.resolve() is generate
     result = CliRunner().invoke(
         app, ["synth", "quantiphy", "--out", str(tmp_path), "--n", "1", "--seed", "2"]
     )
