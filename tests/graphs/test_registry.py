@@ -86,7 +86,11 @@ def test_flags_of_the_shipped_graphs():
     specs = [graph_spec(name) for name in graphs.names()]
     assert {s.name for s in specs if not s.needs_model} == VLM_FREE
     assert {s.name for s in specs if s.needs_gpu} == {"egodyn.gpu_flow"}
-    assert {s.name for s in specs if s.needs_trajectory} == {"egodyn.trajectory", "egodyn.text_only", "egodyn.oracle"}
+    assert {s.name for s in specs if s.needs_trajectory} == {
+        "egodyn.trajectory",
+        "egodyn.text_only",
+        "egodyn.oracle",
+    }
     assert {s.model_roles for s in specs if s.name in VLM_FREE} == {()}
     several = {s.name: (s.model_roles, s.own_model_roles) for s in specs if len(s.model_roles) > 1}
     assert several == {
