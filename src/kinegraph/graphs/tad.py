@@ -21,7 +21,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart, VideoPart
+from kinegraph.agents.protocol import (
+    ContentPart,
+    GenerateRequest,
+    ImagePart,
+    Message,
+    TextPart,
+    VideoPart,
+)
 from kinegraph.errors import DataError
 from kinegraph.evaluators.tad_answers import (
     NOT_AVAILABLE,
@@ -208,7 +215,7 @@ def answer_question(context: ContextFn, blind: bool, thinking: bool) -> Callable
         trace_entry: dict[str, Any] = {"node": "answer_question"}
         if videos:  # the video, then upstream's prompt without its `FrameN:` lines (see `tad_video`)
             text = prompts.question_prompt(sample, 0, lines, thinking=thinking)
-            content: list[Any] = [*videos, TextPart(text=text)]
+            content: list[ContentPart] = [*videos, TextPart(text=text)]
             trace_entry.update(prompt=text, n_images=0, video_frames=len(sample.media.frame_paths))
             trace_entry["video_rate_hz"] = capture_rate_hz(sample.media)
         else:
