@@ -166,6 +166,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "tad.baseline",
         "tad:build_baseline",
         "keyframes + question (segment or scene prompt variant), upstream extraction",
+        takes_video=True,
     ),
     _shipped(
         "tad.blind",

@@ -4,7 +4,8 @@ A graph runs on one scene: every keyframe is read and encoded once, then each qu
 frames (segment questions their keysegment's, scene questions the whole scene, as upstream). Segment
 and scene questions use upstream's segment and scene prompt variants; answers go through upstream's
 extractors (`evaluators.tad_answers`). Scene-CoT, built on the scene state and frame loading here,
-lives in `tad_scene_cot`.
+lives in `tad_scene_cot`. `tad.baseline` gives a model that takes video natively (`video=native`)
+each question's keyframes as one video instead, as the paper gives Gemini and Cosmos-Reason (`tad_video`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
+from kinegraph.agents.protocol import (
+    ContentPart,
+    GenerateRequest,
+    ImagePart,
+    Message,
+    TextPart,
+    VideoPart,
+)
 from kinegraph.errors import DataError
 from kinegraph.evaluators.tad_answers import (
     NOT_AVAILABLE,
@@ -31,17 +39,22 @@ from kinegraph.evaluators.tad_answers import (
 from kinegraph.graphs import tad_prompts as prompts
 from kinegraph.graphs.nodes import ask, prediction, record_group_error
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState, merge_dicts
+from kinegraph.graphs.tad_video import VIDEO_FPS, capture_rate_hz, scene_videos, video_key
+from kinegraph.graphs.video import takes_whole_video
 from kinegraph.media import read_image
 from kinegraph.tools import tcogmap
-from kinegraph.types import FrameRecord, Prediction, Sample, Status
+from kinegraph.types import DEFAULT_ROLE, FrameRecord, NativeVideo, Prediction, Sample, Status
 
 ContextFn = Callable[[Sample], list[str]]
 
 
 class SceneState(GroupState, total=False):
-    """A TAD scene: its questions, each keyframe encoded once (by path), Scene-CoT captions by segment."""
+    """A TAD scene: its questions, each keyframe encoded once (by path), or for a model that takes video
+    natively each question's keyframes as one video (by `video_key`) and that model; Scene-CoT captions."""
 
     image_by_path: dict[str, ImagePart]
+    video_by_frames: dict[str, VideoPart]
+    native_video: NativeVideo
     captions: Annotated[dict[str, dict[str, Any]], merge_dicts]
 
 
@@ -52,8 +65,11 @@ def _scene_paths(samples: list[Sample]) -> list[str]:
 NO_FRAMES = "no frames: load TAD with --data-option nuscenes_root=DIR (CAM_FRONT keyframes)"
 
 
-def load_scene_frames(max_side: int | None, no_frames: str = NO_FRAMES) -> Callable[..., Any]:
-    """Read and encode every keyframe of the scene once; questions pick theirs by path."""
+def load_scene_frames(
+    max_side: int | None, no_frames: str = NO_FRAMES, whole_video_ok: bool = False
+) -> Callable[..., Any]:
+    """Read and encode every keyframe of the scene once; questions pick theirs by path. With
+    `whole_video_ok`, a model that takes video natively gets each question's keyframes as one video."""
 
     async def load(state: SceneState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         from kinegraph.agents import encode_image
@@ -62,7 +78,12 @@ def load_scene_frames(max_side: int | None, no_frames: str = NO_FRAMES) -> Calla
         if not paths:
             return {"error": no_frames}
         runtime.context.stats.decodes += 1
+        backend = runtime.context.backend_for(DEFAULT_ROLE)
         try:
+            if whole_video_ok and takes_whole_video(backend):
+                videos = await asyncio.to_thread(scene_videos, state["samples"], max_side)
+                model = NativeVideo(model=f"{backend.provider}:{backend.model}", fps=VIDEO_FPS)
+                return {"video_by_frames": videos, "native_video": model}
             images = await asyncio.to_thread(
                 lambda: [encode_image(read_image(p), max_side=max_side) for p in paths]
             )
@@ -80,25 +101,33 @@ def frame_record(sample: Sample) -> FrameRecord:
     )
 
 
+def _question_frames(
+    state: SceneState, sample: Sample
+) -> tuple[list[ImagePart | VideoPart], FrameRecord | None]:
+    """A question's keyframes as images, or as its one video (the record naming the model that got it)."""
+    videos = state.get("video_by_frames")
+    if videos is not None:
+        video = videos.get(video_key(sample.media.frame_paths))
+        if video is None:
+            return [], None
+        return [video], frame_record(sample).model_copy(update={"native_video": state["native_video"]})
+    by_path = state.get("image_by_path", {})
+    images: list[ImagePart | VideoPart] = [by_path[p] for p in sample.media.frame_paths if p in by_path]
+    return images, frame_record(sample) if by_path else None
+
+
 def fan_out_questions(target: str) -> Callable[[SceneState], Any]:
     """One `Send` per question with its own frames (or to `record_group_error` when loading failed)."""
 
     def route(state: SceneState) -> Any:
         if state.get("error"):
             return "record_group_error"
-        by_path = state.get("image_by_path", {})
-        return [
-            Send(
-                target,
-                QuestionState(
-                    sample=s,
-                    images=[by_path[p] for p in s.media.frame_paths if p in by_path],
-                    frame_record=frame_record(s) if by_path else None,
-                    measurements={},
-                ),
-            )
-            for s in state["samples"]
-        ]
+        sends = []
+        for s in state["samples"]:
+            images, record = _question_frames(state, s)
+            question = QuestionState(sample=s, images=images, frame_record=record, measurements={})
+            sends.append(Send(target, question))
+        return sends
 
     return route
 
@@ -182,15 +211,24 @@ def answer_question(context: ContextFn, blind: bool, thinking: bool) -> Callable
         except ValueError as exc:
             return {"results": [prediction(sample, status=Status.input_error, error=str(exc))]}
         images = [] if blind else state["images"]
-        text = prompts.question_prompt(sample, len(images), lines, blind=blind, thinking=thinking)
-        content = [TextPart(text=text)] if blind else prompts.interleave(text, images)
+        videos = [p for p in images if isinstance(p, VideoPart)]
+        trace_entry: dict[str, Any] = {"node": "answer_question"}
+        if videos:  # the video, then upstream's prompt without its `FrameN:` lines (see `tad_video`)
+            text = prompts.question_prompt(sample, 0, lines, thinking=thinking)
+            content: list[ContentPart] = [*videos, TextPart(text=text)]
+            trace_entry.update(prompt=text, n_images=0, video_frames=len(sample.media.frame_paths))
+            trace_entry["video_rate_hz"] = capture_rate_hz(sample.media)
+        else:
+            text = prompts.question_prompt(sample, len(images), lines, blind=blind, thinking=thinking)
+            content = [TextPart(text=text)] if blind else prompts.interleave(text, images)
+            trace_entry.update(prompt=text, n_images=len(images))
         request = GenerateRequest(
             messages=[Message(role="user", content=content)],
             max_tokens=prompts.MAX_NEW_TOKENS,
             metadata={"sample_id": sample.id},
         )
         response, error = await ask(runtime, request)
-        trace = [{"node": "answer_question", "prompt": text, "n_images": len(images)}]
+        trace = [trace_entry]
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state.get("frame_record"), **error)]}
         trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
@@ -208,12 +246,14 @@ def answer_question(context: ContextFn, blind: bool, thinking: bool) -> Callable
     return answer
 
 
-def _graph(answer: Callable[..., Any], *, frames: bool, max_side: int | None) -> CompiledStateGraph:
+def _graph(
+    answer: Callable[..., Any], *, frames: bool, max_side: int | None, whole_video_ok: bool = False
+) -> CompiledStateGraph:
     graph = StateGraph(SceneState, context_schema=GraphContext)
     graph.add_node("answer_question", answer)
     graph.add_node("record_group_error", record_group_error)
     if frames:
-        graph.add_node("load_scene_frames", load_scene_frames(max_side))
+        graph.add_node("load_scene_frames", load_scene_frames(max_side, whole_video_ok=whole_video_ok))
         graph.add_edge(START, "load_scene_frames")
         source = "load_scene_frames"
     else:
@@ -227,8 +267,10 @@ def _graph(answer: Callable[..., Any], *, frames: bool, max_side: int | None) ->
 
 
 def build_baseline(thinking: bool = False, max_side: int | None = None) -> CompiledStateGraph:
-    """`tad.baseline`: keyframes + question (segment or scene prompt variant), upstream extraction."""
-    return _graph(answer_question(no_context, False, thinking), frames=True, max_side=max_side)
+    """`tad.baseline`: keyframes + question (segment or scene prompt variant), upstream extraction; a
+    model that takes video natively gets the keyframes as one video at 2 fps (the paper's video models)."""
+    answer = answer_question(no_context, False, thinking)
+    return _graph(answer, frames=True, max_side=max_side, whole_video_ok=True)
 
 
 def build_blind(thinking: bool = False) -> CompiledStateGraph:
