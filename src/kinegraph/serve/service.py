@@ -218,6 +218,10 @@ class QAService:
                     self._inputs, request, uploads, Path(workdir.name), request_id, to_measure
                 )
             sample, shaped = request_sample(request, graph.family, request_id, media, context)
+        except ServeError as exc:  # e.g. frames no probe can measure, named as the client knows them
+            workdir.cleanup()
+            exc.message = self._public_text(exc.message, Path(workdir.name))
+            raise
         except BaseException:
             workdir.cleanup()
             raise
