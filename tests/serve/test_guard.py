@@ -183,10 +183,10 @@ BAD_REQUESTS = {
         "grouped: expected bool",
     ),
     "two frame sources": (lambda s: post_qa(s, {**GOOD, "video_path": "clip.mp4"}), 422, "one way only"),
-    "trajectory graph without trajectory": (
+    "trajectory graph without trajectory, frames without times": (  # measured when it can be
         lambda s: post_qa(s, {**GOOD, "graph": "egodyn.text_only"}),
         422,
-        "needs a trajectory",
+        "cannot measure the ego trajectory from these frames: clip/frame_0.png: frames have no timestamps",
     ),
     "trajectory too short": (
         lambda s: post_qa(

@@ -1,11 +1,13 @@
-"""Helpers for the serve tests: the test key, image bytes (valid, huge-header), and a running server."""
+"""Helpers for the serve tests: the test key, image bytes (valid, huge-header), a running server, and a
+reader of server-sent events."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import cv2
 import numpy as np
@@ -82,3 +84,19 @@ def running(model: OpenAILoopback | str | None, **overrides: object) -> Iterator
     fields.update(overrides)
     with BackgroundServer(ServeSettings(**fields)) as server:  # type: ignore[arg-type]
         yield server
+
+
+def sse_events(lines: Iterable[str]) -> list[tuple[str, dict]]:
+    """The (event, JSON data) pairs of a server-sent event stream, from its lines."""
+    events, name, data = [], None, []
+    for line in lines:
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            data.append(line.removeprefix("data: "))
+        elif line == "" and name is not None:
+            events.append((name, json.loads("\n".join(data))))
+            name, data = None, []
+    if name is not None:
+        raise AssertionError(f"the stream ended inside an event: {name} {data}")
+    return events

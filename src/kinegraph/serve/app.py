@@ -1,15 +1,18 @@
 """The FastAPI app: `/v1/qa`, the OpenAI-compatible `/v1/chat/completions`, graph listing, health, metrics.
 
 `create_app(settings)` builds one app with its own backend, metrics and limits; `RequestGuard` checks
-auth, body size and concurrency before a route runs. Errors are JSON (`ErrorBody`), never tracebacks.
+auth, body size and concurrency before a route runs (a streamed answer holds its slot until its last
+event). Errors are JSON (`ErrorBody`), never tracebacks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPBearer
@@ -32,10 +35,11 @@ from kinegraph.serve.errors import ErrorBody, ServeError, error_body
 from kinegraph.serve.guard import RequestGuard
 from kinegraph.serve.inputs import Uploads
 from kinegraph.serve.metrics import CountRequests, ServeMetrics
-from kinegraph.serve.openapi import QA_REQUEST_BODY, add_schemas
+from kinegraph.serve.openapi import QA_REQUEST_BODY, QA_STREAM_RESPONSE, STREAM_HELP, add_schemas
 from kinegraph.serve.schemas import GraphList, Health, QARequest, QAResponse
-from kinegraph.serve.service import QAService
+from kinegraph.serve.service import PreparedRequest, QAService
 from kinegraph.serve.settings import ServeSettings
+from kinegraph.serve.stream import OnProgress, qa_events
 
 log = logging.getLogger("kinegraph.serve")
 
@@ -107,11 +111,11 @@ def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:
         "/v1/qa",
         response_model=QAResponse,
         dependencies=auth,
-        responses=ERRORS,
+        responses={**ERRORS, 200: QA_STREAM_RESPONSE},
         openapi_extra={"requestBody": QA_REQUEST_BODY},
         tags=["qa"],
     )
-    async def qa(request: Request) -> QAResponse:
+    async def qa(request: Request, stream: bool = Query(False, description=STREAM_HELP)) -> Any:
         """Answer with a graph: JSON (`QARequest`) or multipart (same fields; files `frames`/`video`)."""
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type == "application/json":
@@ -120,8 +124,16 @@ def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:
             qa_request, uploads = await _parse_multipart(request, settings)
         else:
             raise ServeError(415, "send application/json or multipart/form-data", "unsupported_media_type")
-        response = await _answer(service, metrics, qa_request, uploads)
-        return response
+        if not stream:
+            return await _answer(service, metrics, qa_request, uploads)
+        graph = qa_request.graph or settings.default_graph
+        with _counted(metrics, graph):  # a request that cannot run is a plain 4xx/5xx, before any event
+            prepared = await service.prepare(qa_request, uploads)
+        return StreamingResponse(
+            _streamed(service, metrics, prepared),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
 
     @app.get("/v1/models", response_model=ModelList, dependencies=auth, responses=ERRORS, tags=["openai"])
     async def list_models() -> ModelList:
@@ -146,19 +158,46 @@ def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:
     return app
 
 
-async def _answer(
-    service: QAService, metrics: ServeMetrics, request: QARequest, uploads: Uploads
-) -> QAResponse:
+@contextlib.contextmanager
+def _counted(metrics: ServeMetrics, graph: str) -> Iterator[None]:
+    """Count a server-side failure (5xx) of a graph run in the metrics, by its kind."""
     try:
-        response = await service.answer(request, uploads)
+        yield
     except ServeError as exc:
         if exc.status >= 500:
-            metrics.graph_runs.labels(request.graph or service.settings.default_graph, exc.kind).inc()
+            metrics.graph_runs.labels(graph, exc.kind).inc()
         raise
+
+
+def _count_answer(metrics: ServeMetrics, response: QAResponse) -> QAResponse:
     metrics.graph_runs.labels(response.graph, str(response.status)).inc()
     metrics.tokens.labels("input").inc(response.usage.input_tokens)
     metrics.tokens.labels("output").inc(response.usage.output_tokens)
     return response
+
+
+async def _answer(
+    service: QAService, metrics: ServeMetrics, request: QARequest, uploads: Uploads
+) -> QAResponse:
+    with _counted(metrics, request.graph or service.settings.default_graph):
+        response = await service.answer(request, uploads)
+    return _count_answer(metrics, response)
+
+
+async def _streamed(
+    service: QAService, metrics: ServeMetrics, prepared: PreparedRequest
+) -> AsyncIterator[str]:
+    """The events of a prepared request's run (see `serve.stream`); its uploads go when the stream ends."""
+
+    async def run(on_progress: OnProgress) -> QAResponse:
+        with _counted(metrics, prepared.graph.name):
+            return _count_answer(metrics, await service.run(prepared, on_progress))
+
+    try:
+        async for event in qa_events(run):
+            yield event
+    finally:
+        prepared.close()
 
 
 def _parse_json(body: bytes) -> QARequest:

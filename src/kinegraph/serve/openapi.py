@@ -1,4 +1,5 @@
-"""OpenAPI for `/v1/qa`, whose one route takes JSON or multipart: both bodies are declared by hand."""
+"""OpenAPI for `/v1/qa`, whose one route takes JSON or multipart (both bodies declared by hand) and answers
+JSON or, with `stream=true`, server-sent events."""
 
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ QA_MULTIPART: dict[str, Any] = {
         "frames": {"type": "array", "items": {"type": "string", "format": "binary"}},
         "video": {"type": "string", "format": "binary"},
     },
+}
+STREAM_HELP = (
+    "Stream the graph's progress as server-sent events: an `update` event per finished node "
+    '(`{"node", "update"}`), then `answer` (the QAResponse) or `error` (the ErrorBody). A request that '
+    "cannot be run is answered as without streaming (a plain 4xx/5xx)."
+)
+QA_STREAM_RESPONSE: dict[str, Any] = {
+    "description": "The answer (JSON), or with `stream=true` its progress as server-sent events",
+    "content": {"text/event-stream": {"schema": {"type": "string", "description": STREAM_HELP}}},
 }
 QA_REQUEST_BODY: dict[str, Any] = {
     "required": True,

@@ -69,9 +69,14 @@ def quantiphy_fields(request: QARequest, fields: dict[str, Any], made: dict[str,
     """QuantiPhy's prior column, depths and codes ([prior kind][dim][objects][background])."""
     from kinegraph.benchmarks.quantiphy import codes
     from kinegraph.tools.quantiphy_text import parse_prior
+    from kinegraph.tools.units import parse_unit
 
     if request.prior is None:
         return
+    try:
+        parse_unit(request.prior.unit)
+    except ValueError as exc:
+        raise invalid(f"prior.unit: {exc}") from None
     text = request.prior.text()
     try:
         unit = parse_prior(text).unit

@@ -2,18 +2,22 @@
 
 A request is a group of one sample; the graph runs exactly as in `kinegraph run` (same nodes, prompts and
 official parser), with the app-wide backend and model-call limit in the runtime context. Compiled graphs
-are kept per (graph, options).
+are kept per (graph, options). `prepare` does every check a request can fail before its graph runs, so a
+streamed answer (`run` with `on_progress`) starts only once the request is known to be good.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import tempfile
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +31,9 @@ from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.samples import request_sample
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
 from kinegraph.serve.settings import ServeSettings
+from kinegraph.serve.stream import OnProgress, node_summary
 from kinegraph.serve.trajectories import measured_motion, nuscenes_scene, pose_context, trajectory_context
-from kinegraph.types import FrameRecord, Media, Prediction, Status
+from kinegraph.types import FrameRecord, Media, Prediction, Sample, Status
 
 log = logging.getLogger("kinegraph.serve")
 
@@ -42,6 +47,23 @@ _BACKEND_FAILURES = {
     Status.budget_exceeded: (502, "model_error", "the model-call budget is exhausted"),
     Status.timeout: (504, "timeout", "the model backend timed out"),
 }
+
+
+@dataclass
+class PreparedRequest:
+    """A checked request turned into its graph's sample, ready to run; its uploads live in `workdir`
+    until `close()`."""
+
+    graph: GraphSpec
+    compiled: Any
+    sample: Sample
+    made: dict[str, str]
+    workdir: tempfile.TemporaryDirectory[str]
+    start: float
+    deadline: float
+
+    def close(self) -> None:
+        self.workdir.cleanup()
 
 
 def graph_info(spec: GraphSpec, has_model: bool) -> GraphInfo:
@@ -164,9 +186,23 @@ class QAService:
             self._compiled.popitem(last=False)
         return compiled
 
-    async def answer(self, request: QARequest, uploads: Uploads | None = None) -> QAResponse:
+    async def answer(
+        self, request: QARequest, uploads: Uploads | None = None, on_progress: OnProgress | None = None
+    ) -> QAResponse:
         """Run the request's graph on its inputs within the request timeout."""
-        start = time.perf_counter()
+        prepared = await self.prepare(request, uploads)
+        try:
+            return await self.run(prepared, on_progress)
+        finally:
+            prepared.close()
+
+    async def prepare(self, request: QARequest, uploads: Uploads | None = None) -> PreparedRequest:
+        """Check the request and build its sample (a 4xx `ServeError` for anything wrong with it), so that a
+        stream starts only for a request the graph can be run on. Close the result when done."""
+        start, deadline = (
+            time.perf_counter(),
+            asyncio.get_running_loop().time() + self.settings.request_timeout_s,
+        )
         graph = self.served(request.graph)
         options = served_options(graph, request.graph_options, self.settings.max_frames)
         uploads = uploads or Uploads()
@@ -174,13 +210,29 @@ class QAService:
         has_media = bool(n_images or request.frame_paths or request.video_path or uploads.video)
         to_measure = check_needs(graph, request, n_images, has_media or request.nuscenes_scene is not None)
         request_id = request.request_id or uuid.uuid4().hex
+        compiled = self.compiled(graph, options)
+        workdir = tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True)
         try:
-            async with asyncio.timeout(self.settings.request_timeout_s):
-                prediction, made = await self._run(graph, options, request, request_id, uploads, to_measure)
-        except TimeoutError:
-            raise ServeError(
-                504, f"no answer within {self.settings.request_timeout_s:g} s (request timeout)", "timeout"
-            ) from None
+            async with self._within(deadline):
+                media, context, made = await asyncio.to_thread(
+                    self._inputs, request, uploads, Path(workdir.name), request_id, to_measure
+                )
+            sample, shaped = request_sample(request, graph.family, request_id, media, context)
+        except ServeError as exc:  # e.g. frames no probe can measure, named as the client knows them
+            workdir.cleanup()
+            exc.message = self._public_text(exc.message, Path(workdir.name))
+            raise
+        except BaseException:
+            workdir.cleanup()
+            raise
+        return PreparedRequest(graph, compiled, sample, {**made, **shaped}, workdir, start, deadline)
+
+    async def run(self, prepared: PreparedRequest, on_progress: OnProgress | None = None) -> QAResponse:
+        """Run a prepared request's graph; `on_progress(node, summary)` hears of each node as it finishes.
+        The outcome is the response, or the `ServeError` a client is told (4xx/5xx, nothing internal)."""
+        graph, request_id = prepared.graph, prepared.sample.id
+        async with self._within(prepared.deadline):
+            prediction = await self._predict(prepared, on_progress)
         if prediction.status == Status.input_error:
             raise ServeError(422, prediction.error or "the graph could not use these inputs")
         if prediction.status == Status.skipped:
@@ -190,7 +242,6 @@ class QAService:
             log.error("model backend failed on request %s (%s): %s", request_id, graph.name, prediction.error)
             raise ServeError(status, f"{what} on this request (request_id {request_id})", kind)
         if prediction.status == Status.graph_error:
-            log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
             raise ServeError(
                 500, f"the graph failed on this request (request_id {request_id})", "server_error"
             )
@@ -205,9 +256,20 @@ class QAService:
             trace=prediction.trace,
             usage=prediction.usage,
             frames=prediction.frames,
-            inputs=made,
-            latency_s=time.perf_counter() - start,
+            inputs=prepared.made,
+            latency_s=time.perf_counter() - prepared.start,
         )
+
+    @contextlib.asynccontextmanager
+    async def _within(self, deadline: float) -> AsyncIterator[None]:
+        """The request timeout, counted from the request's start: a 504 when `deadline` passes."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                yield
+        except TimeoutError:
+            raise ServeError(
+                504, f"no answer within {self.settings.request_timeout_s:g} s (request timeout)", "timeout"
+            ) from None
 
     def _inputs(
         self, request: QARequest, uploads: Uploads, workdir: Path, request_id: str, to_measure: list[str]
@@ -267,41 +329,38 @@ class QAService:
             text = text.replace(f"{self.settings.data_root.resolve()}/", "")
         return text
 
-    async def _run(
-        self,
-        graph: GraphSpec,
-        options: dict[str, Any],
-        request: QARequest,
-        request_id: str,
-        uploads: Uploads,
-        to_measure: list[str],
-    ) -> tuple[Prediction, dict[str, str]]:
-        compiled = self.compiled(graph, options)
+    async def _predict(self, prepared: PreparedRequest, on_progress: OnProgress | None) -> Prediction:
+        """The graph's prediction, with server paths taken out of its frames and error."""
+        graph, workdir = prepared.graph, Path(prepared.workdir.name)
         if self._model_slots is None:
             self._model_slots = asyncio.Semaphore(self.settings.model_concurrency)
-        with tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True) as tmp:
-            workdir = Path(tmp)
-            media, context, made = await asyncio.to_thread(
-                self._inputs, request, uploads, workdir, request_id, to_measure
-            )
-            sample, shaped = request_sample(request, graph.family, request_id, media, context)
-            roles = {role: self.roles[role] for role in graph.model_roles if role in self.roles}
-            for role in roles:
-                self._role_slots.setdefault(role, asyncio.Semaphore(self.settings.model_concurrency))
-            runtime = GraphContext(
-                backend=self.backend if graph.needs_model else None,
-                limiter=self._model_slots,
-                roles=roles,
-                limiters={role: self._role_slots[role] for role in roles},
-            )
-            with frame_pixel_limit(self.settings.max_image_pixels):
-                (prediction,) = await invoke_group(compiled, [sample], runtime)
-            if prediction.status == Status.graph_error:
-                log.error("graph %s failed on request %s: %s", graph.name, request_id, prediction.error)
-            public = prediction.model_copy(
-                update={
-                    "frames": self._public_frames(prediction.frames, workdir),
-                    "error": self._public_text(prediction.error, workdir),
+        roles = {role: self.roles[role] for role in graph.model_roles if role in self.roles}
+        for role in roles:
+            self._role_slots.setdefault(role, asyncio.Semaphore(self.settings.model_concurrency))
+        runtime = GraphContext(
+            backend=self.backend if graph.needs_model else None,
+            limiter=self._model_slots,
+            roles=roles,
+            limiters={role: self._role_slots[role] for role in roles},
+        )
+
+        async def on_update(node: str, update: Any) -> None:
+            if isinstance(update, dict):
+                update = {
+                    key: self._public_frames(value, workdir) if isinstance(value, FrameRecord) else value
+                    for key, value in update.items()
                 }
+            await on_progress(node, node_summary(update, lambda text: self._public_text(text, workdir)))
+
+        with frame_pixel_limit(self.settings.max_image_pixels):
+            (prediction,) = await invoke_group(
+                prepared.compiled, [prepared.sample], runtime, on_update=on_update if on_progress else None
             )
-            return public, {**made, **shaped}
+        if prediction.status == Status.graph_error:
+            log.error("graph %s failed on request %s: %s", graph.name, prepared.sample.id, prediction.error)
+        return prediction.model_copy(
+            update={
+                "frames": self._public_frames(prediction.frames, workdir),
+                "error": self._public_text(prediction.error, workdir),
+            }
+        )

@@ -97,10 +97,9 @@ def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Me
         frames = [tables.camera_frame(tables.keyframe_token(s["token"])) for s in tables.samples(scene)]
     except DataError as exc:
         message = str(exc).replace(f"{base}/", "")
-        raise ServeError(
-            404 if "no scene record" in message or "not found" in message else 422,
-            f"nuscenes_scene: {message}",
-        ) from None
+        if "no scene record" in message or "not found" in message:
+            raise ServeError(404, f"nuscenes_scene: {message}", "not_found") from None
+        raise invalid(f"nuscenes_scene: {message}") from None
     if not frames:
         raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
     paths = [
