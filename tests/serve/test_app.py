@@ -37,6 +37,9 @@ def test_json_frame_references_under_data_root(server, text_model):
         "indices": [0, 1, 2, 3, 4],
         "timestamps_s": [0, 0.5, 1, 1.5, 2],
         "source": "clip/frame_0.png",
+        "sampling": "count",  # up to the graph's 10 frames: all five given
+        "sampling_value": 10.0,
+        "native_video": None,
     }
     assert body["usage"]["requests"] == 1 and body["usage"]["input_tokens"] > 0
     assert any("prompt" in step and TURN in step["prompt"] for step in body["trace"])
