@@ -138,7 +138,7 @@ def test_frames_without_native_video_are_unchanged(scene, kinegraph, tmp_path):
     assert all(p["frames"]["native_video"] is None for p in _predictions(tmp_path / "run"))
 
 
-@pytest.mark.parametrize("graph", ["tad.tcogmap", "tad.ego_pose", "tad.scene_cot", "tad.agent"])
+@pytest.mark.parametrize("graph", ["tad.scene_cot", "tad.agent"])
 def test_graphs_whose_prompts_number_the_frames_refuse_native_video(graph, scene, kinegraph, tmp_path):
     with OpenAILoopback(responder=tad_reader) as server:
         result = _run(
@@ -148,6 +148,38 @@ def test_graphs_whose_prompts_number_the_frames_refuse_native_video(graph, scene
     assert result.stderr.startswith(f"error: graph {graph} sends frames, not a video")
     assert "tad.baseline" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not server.requests
+
+
+@pytest.mark.parametrize(
+    ("graph", "line"),
+    [
+        ("tad.tcogmap", "Motion summary for Frame1 to Frame"),
+        ("tad.ego_pose", "The ego pose details for Frame1"),
+    ],
+)
+def test_context_graphs_send_the_video_with_upstreams_context_lines(graph, line, scene, kinegraph, tmp_path):
+    """The paper's +EP and +TCogMap rows for its video model: the keyframe video, the context lines as
+    upstream writes them."""
+    with OpenAILoopback(responder=tad_reader) as server:
+        _run(
+            kinegraph,
+            scene,
+            tmp_path / "run",
+            server,
+            "vllm:q",
+            "--model-option",
+            "video=native",
+            graph=graph,
+        )
+    assert len(server.requests) == N_QUESTIONS
+    texts = []
+    for request in server.requests:
+        (user,) = request.body["messages"]
+        assert [p["type"] for p in user["content"]] == ["video_url", "text"]
+        texts.append(user["content"][1]["text"])
+    assert any(line in text for text in texts)
+    for p in _predictions(tmp_path / "run"):
+        assert p["frames"]["native_video"] == {"model": "vllm:q", "fps": 2.0}
 
 
 def test_a_video_runs_at_the_keyframes_capture_rate(tmp_path):

@@ -178,12 +178,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "tad:build_ego_pose",
         "the baseline plus the raw ego poses as text (the paper's +EP ablation)",
         needs_fields=("ego_poses",),
+        takes_video=True,
     ),
     _shipped(
         "tad.tcogmap",
         "tad:build_tcogmap",
         "keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment)",
         needs_fields=("ego_poses",),
+        takes_video=True,
     ),
     _shipped(
         "tad.tcogmap_only",

@@ -278,14 +278,21 @@ def build_blind(thinking: bool = False) -> CompiledStateGraph:
     return _graph(answer_question(no_context, True, thinking), frames=False, max_side=None)
 
 
+# The paper reports +EP and +TCogMap rows for its video model (Cosmos-Reason, Table 2), so a model that takes
+# video natively gets the keyframe video with the context lines unchanged: they name keyframes by number, and
+# a 2 fps sampling of a 2 Hz keyframe video shows exactly those keyframes, in order.
+
+
 def build_ego_pose(thinking: bool = False, max_side: int | None = None) -> CompiledStateGraph:
     """`tad.ego_pose`: the baseline plus the raw ego poses as text (the paper's +EP ablation)."""
-    return _graph(answer_question(ego_pose_context, False, thinking), frames=True, max_side=max_side)
+    answer = answer_question(ego_pose_context, False, thinking)
+    return _graph(answer, frames=True, max_side=max_side, whole_video_ok=True)
 
 
 def build_tcogmap(thinking: bool = False, max_side: int | None = None) -> CompiledStateGraph:
     """`tad.tcogmap`: keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment)."""
-    return _graph(answer_question(tcogmap_context, False, thinking), frames=True, max_side=max_side)
+    answer = answer_question(tcogmap_context, False, thinking)
+    return _graph(answer, frames=True, max_side=max_side, whole_video_ok=True)
 
 
 def build_tcogmap_only(thinking: bool = False) -> CompiledStateGraph:
