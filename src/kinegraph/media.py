@@ -158,6 +158,30 @@ def load_frames(media: Media, k: int | None = None) -> tuple[np.ndarray, FrameRe
     return frames, FrameRecord(indices=list(indices), timestamps_s=timestamps, source=source)
 
 
+def plan_video_frames(media: Media, k: int | None = None) -> tuple[FrameRecord, int, int]:
+    """What `load_frames` would return for a video, from its header alone: (record, width, height).
+
+    Lets a run answered from the response cache record its frames without decoding them.
+    """
+    if media.video_path is None:
+        raise DataError("video media without a path", field="video_path")
+    cap = cv2.VideoCapture(str(media.video_path))
+    try:
+        if not cap.isOpened():
+            raise DataError("missing or unreadable video", path=media.video_path)
+        n_total, header_fps = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)), float(cap.get(cv2.CAP_PROP_FPS))
+        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+    finally:
+        cap.release()
+    indices = _choose(media, n_total, k)
+    record = FrameRecord(
+        indices=list(indices),
+        timestamps_s=_timestamps(media, indices, media.fps or header_fps),
+        source=media.video_path,
+    )
+    return record, width, height
+
+
 def _choose(media: Media, n_total: int, k: int | None) -> list[int]:
     if media.frame_indices is not None:
         return list(media.frame_indices)

@@ -1,6 +1,7 @@
 """The graph shape most benchmarks share, built once: frames -> prelude -> questions.
 
-decode the group's frames once -> encode them once -> optional prelude nodes (tools, text encodings) ->
+decode the group's frames once (with no prelude, a video only when a request needs them) -> encode them
+once -> optional prelude nodes (tools, text encodings) ->
 either every question as its own request (concurrently, `answer_each`) or one grouped request; a decode
 failure records an input error for every sample of the group.
 """
@@ -39,8 +40,11 @@ def question_graph(
     graph = StateGraph(GroupState, context_schema=GraphContext)
     steps: list[str] = []
     if frames:
-        graph.add_node("decode_frames", decode_frames(num_frames))
-        graph.add_node("encode_frames", encode_frames(max_side))
+        # with no prelude, nothing but the model sees the frames: a video is decoded when a request needs
+        # it (never when the cache answers), and decoded frames are dropped once encoded
+        only_sent = not prelude
+        graph.add_node("decode_frames", decode_frames(num_frames, on_demand=only_sent, max_side=max_side))
+        graph.add_node("encode_frames", encode_frames(max_side, release=only_sent))
         graph.add_node("record_group_error", record_group_error)
         graph.add_edge("record_group_error", END)
         steps = ["decode_frames", "encode_frames"]

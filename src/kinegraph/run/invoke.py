@@ -10,6 +10,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kinegraph.agents.deferred_images import release
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext
 from kinegraph.types import Prediction, Sample, Status
@@ -38,6 +39,7 @@ async def invoke_group(
         state = await graph.ainvoke(
             {"samples": list(samples), "measurements": {}, "results": []}, context=context
         )
+        release(state.get("images") or [])  # the clip's encodings go now, not at the next collection
         results = {p.sample_id: p for p in state.get("results", [])}
         frames = state.get("frame_record")
         error = "the graph returned no result for this sample"
