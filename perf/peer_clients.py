@@ -135,7 +135,7 @@ def dataset(n_clips: int) -> Path:
     """CARLA-layout EgoDyn clips (800x450, 10 frames, 14 questions each), each clip's frames also as the
     JPEG files kinegraph would send, and plan.json (clip, frame indices, prompt per question); written
     once per size under the perf cache."""
-    root = CACHE_ROOT / f"egodyn-{WIDTH}x{HEIGHT}-{n_clips}"
+    root = CACHE_ROOT / f"egodyn-{WIDTH}x{HEIGHT}-v2-{n_clips}"
     if (root / "plan.json").is_file():
         return root
     from kinegraph.agents.images import encode_image
@@ -153,13 +153,15 @@ def dataset(n_clips: int) -> Path:
     index, qa = [], []
     for c in range(n_clips):
         clip_id = f"PRF_Bench-{c}_1_T-1__Comfort__w0"
-        frames = [  # a road-like gradient scrolling by, a checker pattern, the clip's own shift: no two alike
-            np.dstack(
+        stamp = np.repeat(np.array([(c >> b) & 1 for b in range(16)], np.uint8) * 255, 24)  # c in binary
+        frames = []
+        for f in range(FRAMES):  # a gradient scrolling by and a checker pattern, the clip's number stamped on
+            frame = np.dstack(
                 [(x + 7 * f + 13 * c) % 256, (2 * y + 5 * c) % 256, ((x // 40 + y // 40 + f + c) % 2) * 180]
             ).astype(np.uint8)
-            + noise
-            for f in range(FRAMES)
-        ]
+            frame += noise
+            frame[:24, : stamp.size] = stamp[None, :, None]
+            frames.append(frame)
         write_video(videos / f"{clip_id}.mp4", frames, fps=10.0)
         index.append({"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"})
         qa += [
