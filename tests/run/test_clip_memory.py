@@ -100,3 +100,18 @@ def test_a_changed_video_misses_the_cache(tmp_path, cached_run):
     again = run(config(tmp_path, data, server, "again", cache=str(cache)), show_progress=False)
     assert server.received == 42 + 14  # that clip's questions were asked again, the others answered
     assert again.decodes == 1 and again.usage.cached_requests == 28
+
+
+def test_a_clip_that_plans_but_does_not_decode_is_an_input_error_for_each_question(tmp_path):
+    data = write_egodyn_hf(tmp_path / "data", n_clips=2)
+    video = next((data / "carla_videos_transferred").glob("TST_Town-1_*.mp4"))
+    body = bytearray(video.read_bytes())
+    start = body.find(b"mdat") + 4  # the header stays readable; the coded frames are zeroed
+    body[start : start + len(body) // 2] = bytes(len(body) // 2)
+    video.write_bytes(body)
+    with OpenAILoopback(responder=lambda body: "(A)") as server:
+        summary = run(config(tmp_path, data, server, "run", use_cache=False), show_progress=False)
+        assert server.received == 14  # only the readable clip was asked about
+    assert summary.n_predictions == 28 and summary.status_counts["input_error"] == 14
+    bad = [p for p in read_predictions(tmp_path / "run" / "predictions.jsonl") if p.status == "input_error"]
+    assert all("no decodable frames" in p.error and p.answer is None for p in bad)
