@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -172,6 +173,39 @@ def load_frames(media: Media, k: int | None = None) -> tuple[np.ndarray, FrameRe
     return frames, FrameRecord(indices=list(indices), timestamps_s=timestamps, source=source)
 
 
+def plan_video_frames(media: Media, k: int | None = None) -> tuple[FrameRecord, int, int]:
+    """What `load_frames` would return for a video, from its header alone: (record, width, height).
+
+    Lets a run answered from the response cache record its frames without decoding them.
+    """
+    if media.video_path is None:
+        raise DataError("video media without a path", field="video_path")
+    cap = cv2.VideoCapture(str(media.video_path))
+    try:
+        if not cap.isOpened():
+            raise DataError("missing or unreadable video", path=media.video_path)
+        n_total, header_fps = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)), float(cap.get(cv2.CAP_PROP_FPS))
+        width, height = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+    finally:
+        cap.release()
+    indices = _choose(media, n_total, k)
+    record = FrameRecord(
+        indices=list(indices),
+        timestamps_s=_timestamps(media, indices, media.fps or header_fps),
+        source=media.video_path,
+        **count_sampling(media, k),
+    )
+    return record, width, height
+
+
+def count_sampling(media: Media, num_frames: int | None) -> dict[str, Any]:
+    """How frames not sampled by rate were chosen, as the record says it: given by the data, `num_frames`
+    evenly spaced, or all."""
+    if media.frame_indices is not None:
+        return {"sampling": "given"}
+    return {"sampling": "count" if num_frames else "all", "sampling_value": num_frames}
+
+
 def _choose(media: Media, n_total: int, k: int | None) -> list[int]:
     if media.frame_indices is not None:
         return list(media.frame_indices)
@@ -249,10 +283,7 @@ def load_frames_sampled(
         raise ValueError("sample frames by num_frames or by fps, not both")
     if fps is None or media.kind == "none" or media.frame_indices is not None:
         frames, record = load_frames(media, num_frames)
-        if media.frame_indices is not None:
-            return frames, record.model_copy(update={"sampling": "given"})
-        sampling = "count" if num_frames else "all"
-        return frames, record.model_copy(update={"sampling": sampling, "sampling_value": num_frames})
+        return frames, record.model_copy(update=count_sampling(media, num_frames))
     if media.kind == "frames":
         times = clip_times_s(media, len(media.frame_paths))
     else:

@@ -1,7 +1,9 @@
 """The response cache: SQLite in WAL mode, safe for concurrent threads and processes.
 
 The key is a SHA-256 over the provider, the model, the backend's generation parameters and the exact
-request (messages, with each image's and video's bytes by digest; temperature, max_tokens, schema, tools).
+request (messages, with each image's bytes by digest, or by its `source` when it has one: the exact
+identity of bytes made on first need, so a cached rerun decodes no frames; each video's bytes by digest;
+temperature, max_tokens, schema, tools).
 `metadata` is not part of the key. A rerun of a finished run is answered from here with zero requests.
 
 The cache never costs an answer: a file that cannot be opened is refused up front; once a run is under
@@ -48,7 +50,8 @@ def resolve_cache_path(cache: str | Path | bool | None) -> Path | None:
 
 
 def request_key(provider: str, model: str, params: dict[str, Any], request: GenerateRequest) -> str:
-    """Hex SHA-256 identifying a request; images and videos enter by the digest of their exact bytes."""
+    """Hex SHA-256 identifying a request; images enter by their `source` or the digest of their bytes,
+    videos by the digest of their bytes."""
     messages = []
     for message in request.messages:
         parts = [_part_key(p) for p in message.parts]
@@ -77,7 +80,7 @@ def request_key(provider: str, model: str, params: dict[str, Any], request: Gene
 def _part_key(part: ContentPart) -> dict[str, Any]:
     """What of one part enters the key (a video with how it is to be sampled)."""
     if isinstance(part, ImagePart):
-        return {"image": part.sha256, "mime": part.mime_type}
+        return {"image": part.source or part.sha256, "mime": part.mime_type}
     if isinstance(part, VideoPart):
         return {"video": part.sha256, "mime": part.mime_type, "fps": part.fps, "num_frames": part.num_frames}
     return {"text": part.text}

@@ -96,6 +96,14 @@ def decode_image(part: ImagePart) -> np.ndarray:
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
 
 
+def encoded_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
+    """(width, height) of a frame once encoded with `max_side`: the longer side shrunk to it, aspect kept."""
+    if max_side is None or max(height, width) <= max_side:
+        return width, height
+    scale = max_side / max(height, width)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
 def _encode_array(rgb: np.ndarray, max_side: int | None, fmt: str, quality: int) -> ImagePart:
     import cv2  # here, not at the top: listing providers or catching their errors needs no OpenCV
 
@@ -103,11 +111,10 @@ def _encode_array(rgb: np.ndarray, max_side: int | None, fmt: str, quality: int)
         shape = getattr(rgb, "shape", None)
         raise ValueError(f"expected an RGB uint8 array (H, W, 3), got {type(rgb).__name__} {shape}")
     height, width = rgb.shape[:2]
-    if max_side is not None and max(height, width) > max_side:
-        scale = max_side / max(height, width)
-        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    size = encoded_size(width, height, max_side)
+    if size != (width, height):
         rgb = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-        height, width = rgb.shape[:2]
+        width, height = size
     params: Sequence[int] = []
     if fmt == "jpeg":
         params = [cv2.IMWRITE_JPEG_QUALITY, quality]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kinegraph.agents.cache import ResponseCache, request_key
+from kinegraph.agents.deferred_images import has_deferred, with_images
 from kinegraph.agents.errors import BackendError, RetryableError
 from kinegraph.agents.estimate import worst_case_cost_usd
 from kinegraph.agents.limits import RateLimiter
@@ -83,19 +84,27 @@ class ManagedBackend:
         where = self.cache.path if self.cache else "off"
         return f"<backend {self.provider}:{self.model} cache={where}>"
 
+    def cached(self, request: GenerateRequest) -> GenerateResponse | None:
+        """The stored answer to `request`, counted as a cached request, or None (no cache, or a miss).
+
+        Needs no image bytes when the images have a `source`: a cached rerun decodes nothing.
+        """
+        if self.cache is None:
+            return None
+        start = time.perf_counter()
+        return self._hit(self._key(self._with_max_tokens(request)), start)
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         start = time.perf_counter()
-        if request.max_tokens is None:
-            request = request.model_copy(update={"max_tokens": default_max_tokens(self.model)})
+        request = self._with_max_tokens(request)
         key = None
         if self.cache is not None:
-            key = request_key(self.provider, self.model, getattr(self.inner, "params", {}), request)
-            hit = self.cache.get(key)
+            key = self._key(request)
+            hit = self._hit(key, start)
             if hit is not None:
-                usage = Usage(cached_requests=1)
-                self.usage = self.usage + usage
-                latency = time.perf_counter() - start
-                return hit.model_copy(update={"cached": True, "usage": usage, "latency_s": latency})
+                return hit
+        if has_deferred(request):  # a miss: now the frames are needed
+            request = await with_images(request)
         bound = 0.0
         if self.spending is not None:
             bound = worst_case_cost_usd(self.prices, self.provider, self.model, request)
@@ -117,6 +126,23 @@ class ManagedBackend:
         if key is not None and self.cache is not None and (response.text or response.tool_calls):
             self.cache.put(key, self.provider, self.model, response)
         return response
+
+    def _with_max_tokens(self, request: GenerateRequest) -> GenerateRequest:
+        if request.max_tokens is None:
+            return request.model_copy(update={"max_tokens": default_max_tokens(self.model)})
+        return request
+
+    def _key(self, request: GenerateRequest) -> str:
+        return request_key(self.provider, self.model, getattr(self.inner, "params", {}), request)
+
+    def _hit(self, key: str, start: float) -> GenerateResponse | None:
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            return None
+        usage = Usage(cached_requests=1)
+        self.usage = self.usage + usage
+        latency = time.perf_counter() - start
+        return hit.model_copy(update={"cached": True, "usage": usage, "latency_s": latency})
 
     async def _call_with_retries(self, request: GenerateRequest) -> GenerateResponse:
         attempt, first = 0, time.monotonic()

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from kinegraph.errors import DataError
 from kinegraph.types import Usage
@@ -25,7 +25,12 @@ class TextPart(BaseModel):
 
 
 class ImagePart(BaseModel):
-    """An encoded image (JPEG by default). `data` is the exact bytes sent, so it is part of the cache key."""
+    """An encoded image (JPEG by default). `data` is the exact bytes sent, so it is part of the cache key.
+
+    `source`, when set, names the bytes exactly without them (a file's content digest, the frame taken and
+    the encoding settings) and keys the cache instead; a part made on first need (`agents/deferred_images`)
+    has a `source` and no bytes until a request that needs them is sent.
+    """
 
     model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
@@ -34,6 +39,8 @@ class ImagePart(BaseModel):
     mime_type: str = "image/jpeg"
     width: int | None = None
     height: int | None = None
+    source: str | None = None
+    _deferred: Any = PrivateAttr(default=None)  # (DeferredImages, position) while the bytes are not made
 
     @cached_property
     def sha256(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from kinegraph.agents.deferred_images import FramesUnavailable, has_deferred, with_images
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.errors import DataError
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
@@ -23,14 +24,34 @@ from kinegraph.types import DEFAULT_ROLE, Prediction, Sample, Status, Usage
 Node = Callable[..., Awaitable[dict[str, Any]]]
 
 
-def decode_frames(num_frames: int | None, fps: float | None = None) -> Node:
-    """Decode the group's clip once: `fps` frames a second, else `num_frames` evenly spaced, else all."""
+def decode_frames(
+    num_frames: int | None, fps: float | None = None, on_demand: bool = False, max_side: int | None = None
+) -> Node:
+    """Decode the group's clip once: `fps` frames a second, else `num_frames` evenly spaced, else all.
+
+    `on_demand` (for graphs whose nodes use the frames only as images sent to the model): a video sampled
+    by count is only planned from its header and its images are made, with `max_side`, when the first
+    request that needs them is sent; a question answered from the response cache decodes nothing
+    (`deferred_frames`).
+    """
 
     async def decode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         media = state["samples"][0].media
         if media.kind == "none":
             return {"error": "this sample has no frames or video to decode"}
-        runtime.context.stats.decodes += 1
+        stats = runtime.context.stats
+        if on_demand and fps is None and media.kind == "video":
+            from kinegraph.graphs.deferred_frames import plan_clip
+
+            def count_decode() -> None:
+                stats.decodes += 1
+
+            try:
+                record, images = await asyncio.to_thread(plan_clip, media, num_frames, max_side, count_decode)
+            except (DataError, OSError, ValueError) as exc:
+                return {"error": str(exc)}
+            return {"frame_record": record, "images": images}
+        stats.decodes += 1
         try:
             frames, record = await asyncio.to_thread(
                 load_frames_sampled, media, num_frames=num_frames, fps=fps
@@ -42,9 +63,13 @@ def decode_frames(num_frames: int | None, fps: float | None = None) -> Node:
     return decode
 
 
-def encode_frames(max_side: int | None, whole_video_ok: bool = False) -> Node:
+def encode_frames(max_side: int | None, whole_video_ok: bool = False, release: bool = False) -> Node:
     """Encode every decoded frame once (JPEG); all questions of the group reuse the bytes. With
-    `whole_video_ok`, a model that takes video natively gets the clip's video file whole instead."""
+    `whole_video_ok`, a model that takes video natively gets the clip's video file whole instead.
+
+    `release` drops the decoded frames once encoded (for graphs whose later nodes only send images);
+    images the decode node deferred (`decode_frames(on_demand=True)`) are left as they are.
+    """
 
     async def encode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         from kinegraph.agents import encode_image
@@ -56,10 +81,12 @@ def encode_frames(max_side: int | None, whole_video_ok: bool = False) -> Node:
                 part, record = whole_video(state["samples"][0].media, state["frame_record"], model)
             except (DataError, OSError) as exc:
                 return {"error": str(exc)}
-            return {"images": [part], "frame_record": record}
-        frames = state["frames"]
+            return {"images": [part], "frame_record": record, "frames": None}
+        frames = state.get("frames")
+        if frames is None:
+            return {}
         images = await asyncio.to_thread(lambda: [encode_image(f, max_side=max_side) for f in frames])
-        return {"images": images}
+        return {"images": images, "frames": None} if release else {"images": images}
 
     return encode
 
@@ -159,8 +186,18 @@ def model_of(runtime: Runtime[GraphContext], role: str = DEFAULT_ROLE) -> str | 
 async def call_model(
     runtime: Runtime[GraphContext], request: GenerateRequest, role: str = DEFAULT_ROLE
 ) -> GenerateResponse:
-    """Ask the backend of `role`, holding a slot of that role's concurrency limit."""
+    """Ask the backend of `role`, holding a slot of that role's concurrency limit.
+
+    A request whose images are deferred is first looked up in the response cache (no slot, no frames);
+    on a miss its clip is decoded and encoded, once, before a slot is taken.
+    """
     backend = role_backend(runtime, role)
+    if has_deferred(request):
+        lookup = getattr(backend, "cached", None)
+        hit = lookup(request) if lookup is not None else None
+        if hit is not None:
+            return hit
+        request = await with_images(request)
     limiter = runtime.context.limiter_for(role)
     if limiter is None:
         return await backend.generate(request)
@@ -180,6 +217,12 @@ async def ask(
         return await call_model(runtime, request, role), {}
     except BackendError as exc:
         return None, {"status": exc.status, "error": str(exc), "latency_s": time.perf_counter() - start}
+    except FramesUnavailable as exc:  # a clip decoded on demand (`decode_frames`) failed
+        return None, {
+            "status": Status.input_error,
+            "error": str(exc),
+            "latency_s": time.perf_counter() - start,
+        }
     except TimeoutError:
         return None, {
             "status": Status.timeout,

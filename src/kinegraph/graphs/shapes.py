@@ -1,9 +1,10 @@
 """The graph shape most benchmarks share, built once: frames -> prelude -> questions.
 
-decode the group's frames once -> encode them once (or, with `whole_video`, hand the clip's video file
-whole to a model that takes video natively) -> optional prelude nodes (tools, text encodings) -> either
-every question as its own request (concurrently, `answer_each`) or one grouped request; a decode failure
-(or a clip that cannot go whole) records an input error for every sample of the group.
+decode the group's frames once (with no prelude, a video sampled by count only when a request needs them)
+-> encode them once (or, with `whole_video`, hand the clip's video file whole to a model that takes video
+natively) -> optional prelude nodes (tools, text encodings) -> either every question as its own request
+(concurrently, `answer_each`) or one grouped request; a decode failure (or a clip that cannot go whole)
+records an input error for every sample of the group.
 """
 
 from __future__ import annotations
@@ -45,8 +46,12 @@ def question_graph(
     graph = StateGraph(GroupState, context_schema=GraphContext)
     steps: list[str] = []
     if frames:
-        graph.add_node("decode_frames", decode_frames(num_frames, fps))
-        graph.add_node("encode_frames", encode_frames(max_side, whole_video))
+        # with no prelude, nothing but the model sees the frames: a video is decoded when a request needs
+        # it (never when the cache answers), and decoded frames are dropped once encoded
+        only_sent = not prelude
+        decode = decode_frames(num_frames, fps, on_demand=only_sent, max_side=max_side)
+        graph.add_node("decode_frames", decode)
+        graph.add_node("encode_frames", encode_frames(max_side, whole_video, release=only_sent))
         graph.add_node("record_group_error", record_group_error)
         graph.add_edge("record_group_error", END)
         steps = ["decode_frames", "encode_frames"]

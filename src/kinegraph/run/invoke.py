@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from kinegraph.agents.deferred_images import release
 from kinegraph.errors import DataError
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext
@@ -66,6 +67,7 @@ async def invoke_group(
         state = await _final_state(
             graph, {"samples": list(samples), "measurements": {}, "results": []}, context, on_update
         )
+        release(state.get("images") or [])  # the clip's encodings go now, not at the next collection
         results = {p.sample_id: p for p in state.get("results", [])}
         frames = state.get("frame_record")
         error = "the graph returned no result for this sample"

@@ -2,7 +2,8 @@
 
 Samples are grouped by clip/video (`Sample.group`); each group is one graph invocation, so a clip's
 frames are decoded once and shared by all its questions. Model calls share one run-wide limit
-(`--concurrency`); `--max-cost` reserves each request's worst-case cost before it is sent, so the run
+(`--concurrency`), and only as many groups are in flight as keep those calls busy (`clip_limit.py`):
+that bounds memory. `--max-cost` reserves each request's worst-case cost before it is sent, so the run
 stops before its budget is crossed, not after (`agents/spending.py`). Every finished sample is appended
 to predictions.jsonl at once; a rerun into the same directory skips what is there. Ctrl-C or SIGTERM
 stops cleanly and leaves a resumable directory; one process at a time writes a directory, and only the
@@ -22,6 +23,7 @@ from typing import Any
 from kinegraph.agents.protocol import Backend
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
 from kinegraph.graphs.state import GraphContext
+from kinegraph.run.clip_limit import ClipLimit
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.setup import (
@@ -152,17 +154,17 @@ async def _schedule(
     log: PredictionLog,
     progress: RunProgress,
 ) -> tuple[int, str]:
-    """Keep up to `concurrency` groups in flight; stop scheduling once the backend refused a request
-    for the budget's sake (or the budget is spent)."""
+    """Keep enough groups in flight to fill `concurrency` model calls (`ClipLimit`); stop scheduling once
+    the backend refused a request for the budget's sake (or the budget is spent)."""
     n_new, cost = 0, 0.0
     in_flight: set[asyncio.Task] = set()
     queue = iter(groups)
-    limit = max(1, config.concurrency)
+    clips = ClipLimit(config.concurrency, groups)
     stamp = {"graph": config.graph, "model": config.model}
     status = "completed"
     try:
         while True:
-            while len(in_flight) < limit and status == "completed":
+            while len(in_flight) < clips.limit and status == "completed":
                 group = next(queue, None)
                 if group is None:
                     break
@@ -173,6 +175,7 @@ async def _schedule(
             for task in finished:
                 predictions = task.result()
                 n_new += log.append(predictions)
+                clips.observe(predictions)
                 context.stats.groups += 1
                 cost += sum(p.usage.cost_usd for p in predictions)
                 progress.advance(predictions, cost)
