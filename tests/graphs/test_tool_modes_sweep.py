@@ -50,6 +50,10 @@ def test_the_example_sweep_gives_three_arms_and_a_paired_interval_per_pair(kineg
     runs = [tmp_path / "out" / "tad" / f"{arm}__vllm-loopback-vlm" for arm in ARMS]
     report = (tmp_path / "out" / "report.md").read_text()
     assert all(f"{arm} · vllm:loopback-vlm" in report for arm in ARMS)
+    assert (
+        "tad.agent · vllm:loopback-vlm (non-official)" in report
+        and "tcogmap · vllm:loopback-vlm (" not in report
+    )
     swept = pair_rows(report)
     assert sorted(swept) == [(0, 1), (0, 2), (1, 2)]  # agent vs injected too, not only each vs the first
     assert PAIRS_TITLE.rstrip(":") in (tmp_path / "out" / "tad" / "report.html").read_text()

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from kinegraph.report.compare import Pairs, compare
 from kinegraph.report.html import html_table, write_report
+from kinegraph.report.runs import labelled
 from kinegraph.report.tables import markdown, rows
 
 REPORT_HTML = "report.html"
@@ -20,6 +21,7 @@ class SweepRun(Protocol):
 
     name: str
     benchmark: str
+    graph: str
     out_dir: str
     status: str
     n_predictions: int
@@ -52,7 +54,9 @@ def write_sweep_reports(
             f'<p><a href="{html.escape(benchmark)}/{REPORT_HTML}">full report with plots</a></p>',
         ]
     status_header = ["benchmark", "run", "status", "predictions", "error"]
-    status_rows = [[r.benchmark, r.name, r.status, str(r.n_predictions), r.error or ""] for r in runs]
+    status_rows = [
+        [r.benchmark, labelled(r.name, r.graph), r.status, str(r.n_predictions), r.error or ""] for r in runs
+    ]
     page += ["<h2>Runs</h2>", html_table(status_header, status_rows)]
     md += ["## Runs", "", "| " + " | ".join(status_header) + " |", "|" + "---|" * len(status_header)]
     md += ["| " + " | ".join(row) + " |" for row in status_rows]
