@@ -57,6 +57,9 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     (root / "empty").mkdir()
     (root / "pred.jsonl").write_text("not json\n")
     (root / "bad_sweep.yaml").write_text("benchmarks: [egodyn]\ngraphs: 3\n")
+    (root / "bad_pairs.yaml").write_text(
+        "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle]\npairs: every\n"
+    )
     with lock_run_dir(root / "locked"):  # as a run still writing there holds it
         yield {
             "DATA": str(data),
@@ -67,6 +70,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             "MISSING": str(root / "missing"),
             "PRED": str(root / "pred.jsonl"),
             "BAD_SWEEP": str(root / "bad_sweep.yaml"),
+            "BAD_PAIRS": str(root / "bad_pairs.yaml"),
             "OUT": str(root / "out"),
         }
 

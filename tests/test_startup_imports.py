@@ -14,7 +14,7 @@ import pytest
 import kinegraph
 from kinegraph.registry import import_object
 from kinegraph.suites import LazyGenerate, suites
-from tests.report.conftest import write_run
+from tests.support.tad_runs import write_run
 
 #: Libraries of models, tools, graphs, servers and plots: a command that uses none must import none.
 HEAVY = (

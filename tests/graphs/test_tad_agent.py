@@ -5,19 +5,11 @@ from __future__ import annotations
 import json
 
 from kinegraph.agents.loopback import AnthropicLoopback, OpenAILoopback
-from kinegraph.agents.loopback_wire import Reply
 from kinegraph.report import compare, write_report
-from tests.support.suite_readers import tad_reader
-from tests.support.tool_caller_model import conversation_text, has_tool_result
+from tests.support.agent_models import tad_model
+from tests.support.tool_caller_model import has_tool_result
 
 LIMIT = "28"  # the first scenes' questions, segment and scene level
-
-
-def tool_user(body):
-    """Calls both tools first, then answers like `tad_reader` from everything the conversation holds."""
-    if body.get("tools") and not has_tool_result(body):
-        return Reply(text="", tool_calls=[("ego_motion_map", {}), ("camera_motion", {})])
-    return tad_reader({"messages": [{"role": "user", "content": conversation_text(body)}]})
 
 
 def _run(kinegraph, world, out, graph, server, *extra, model="vllm:loopback-vlm"):
@@ -38,7 +30,7 @@ def _calls(prediction):
 
 
 def test_agent_answers_as_tcogmap_from_its_calls_and_compare_counts_them(tad_world, kinegraph, tmp_path):
-    with OpenAILoopback(responder=tool_user) as server:
+    with OpenAILoopback(responder=tad_model()) as server:
         _run(kinegraph, tad_world, tmp_path / "base", "tad.baseline", server)
         _run(kinegraph, tad_world, tmp_path / "tcog", "tad.tcogmap", server)
         before = len(server.requests)
@@ -83,7 +75,7 @@ def test_agent_answers_as_tcogmap_from_its_calls_and_compare_counts_them(tad_wor
 
 def test_agent_through_the_anthropic_wire(tad_world, kinegraph, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "loopback-key")
-    with AnthropicLoopback(responder=tool_user) as server:
+    with AnthropicLoopback(responder=tad_model()) as server:
         _run(kinegraph, tad_world, tmp_path / "a", "tad.agent", server, model="anthropic:claude-haiku-4-5")
         bodies = [r.body for r in server.requests]
     assert {t["name"] for t in bodies[0]["tools"]} == {"ego_motion_map", "camera_motion"}

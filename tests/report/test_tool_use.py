@@ -100,7 +100,13 @@ def test_compare_counts_the_calls_in_the_traces_and_scores_both_subsets(runs, tm
     row = f"{n_calls / 28:.2f} | visual_odometry {n_calls} | {len(called) / 28:.1%} ({len(called)}/28)"
     assert row in markdown(comparison)
     page = write_report(comparison, tmp_path / "r.html").read_text()
-    assert "<h2>Tool use: calls read from each prediction&#x27;s trace</h2>" in page
+    assert (
+        "<h2>Tool use (non-official setting: the model calls tools): calls read from each prediction&#x27;s "
+        "trace</h2>" in page
+    )
+    assert "<td>egodyn.tool_calls · vllm:reader (non-official)</td>" in page
+    assert "<td>egodyn.vision · vllm:reader</td>" in page
+    assert [r["non_official"] for r in report["runs"]] == [False, True]
     assert f"<td>visual_odometry {n_calls}</td>" in page
     console = Console(width=400, record=True)
     print_table(comparison, console)

@@ -56,6 +56,32 @@ def test_terminal_shows_bracketed_run_names_verbatim(tad_pair, tmp_path):
     assert "tad.tcogmap[encoding=timeseries]" in console.export_text()  # not eaten as rich markup
 
 
+def test_every_row_naming_an_agent_run_says_it_is_non_official(tad_pair, tmp_path):
+    import json
+    import shutil
+    from html import unescape
+
+    agent = tmp_path / "agent"
+    shutil.copytree(tad_pair[1], agent)
+    info = json.loads((agent / "run.json").read_text())
+    info["config"]["graph"] = "tad.agent"
+    (agent / "run.json").write_text(json.dumps(info))
+    comparison = compare([tad_pair[0], agent], n_boot=100, pairs="all")
+    console = Console(record=True, width=400)
+    print_table(comparison, console)
+    page = unescape(write_report(comparison, tmp_path / "r.html").read_text())
+    for text in (markdown(comparison), console.export_text(), page.replace("<", "\n<")):
+        naming = [line for line in text.splitlines() if "tad.agent" in line]
+        assert len(naming) >= 3, text  # headline, per-item and pair tables
+        assert all("tad.agent (non-official)" in line for line in naming), naming
+        assert "tad.baseline (non-official)" not in text
+    summary = json.loads(write_report(comparison, tmp_path / "r.json").read_text())
+    assert [(r["name"], r["non_official"]) for r in summary["runs"]] == [
+        ("tad.baseline", False),
+        ("tad.agent", True),
+    ]
+
+
 def test_html_has_item_table_and_forest_plot(comparison, tmp_path):
     html = write_report(comparison, tmp_path / "r.html").read_text()
     assert "<th>Δ vs first (95% CI)</th>" in html

@@ -108,6 +108,14 @@ def test_option_grid_and_names():
             "benchmarks: {autodridm: {data: d}}\ngraphs: [autodridm.explained]\nmodels: [a:b]\n",
             "'graphs.0'.*needs --role analyzer=PROVIDER:MODEL",
         ),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle]\npairs: every\n",
+            "field 'pairs': Input should be 'first', 'all' or '2x2'",
+        ),
+        (
+            "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle, egodyn.measured]\npairs: 2x2\n",
+            "field 'pairs': pairs 2x2 needs 4 runs per benchmark \\(neither, A, B, both\\); egodyn has 2",
+        ),
     ],
 )
 def test_bad_sweep_files_name_file_and_field(tmp_path, text, message):

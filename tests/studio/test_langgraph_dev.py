@@ -160,7 +160,10 @@ def test_a_model_graph_sees_the_clips_frames_and_answers_with_the_model(server: 
     with OpenAILoopback(responder=lambda body: "right") as model:
         configurable = {"model": "vllm:loopback-vlm", "base_url": model.base_url}
         [prediction] = run(url, "egodyn_vision", value, configurable)["predictions"]
-        [request] = model.requests
+        [fewer] = run(url, "egodyn_vision", value, {**configurable, "options": {"num_frames": 4}})[
+            "predictions"
+        ]
+        request, four = model.requests
     assert (prediction["status"], prediction["raw"], prediction["model"]) == (
         "ok",
         "right",
@@ -169,6 +172,9 @@ def test_a_model_graph_sees_the_clips_frames_and_answers_with_the_model(server: 
     parts = [p for m in request.body["messages"] for p in m["content"] if isinstance(m["content"], list)]
     assert sum(p["type"] == "image_url" for p in parts) == 10  # upstream's 10 evenly spaced frames of 12
     assert prediction["frames"]["indices"] == [0, 1, 2, 4, 5, 6, 7, 9, 10, 11]
+    parts = [p for m in four.body["messages"] for p in m["content"] if isinstance(m["content"], list)]
+    assert sum(p["type"] == "image_url" for p in parts) == 4  # the run's options: num_frames 4
+    assert fewer["frames"]["indices"] == [0, 4, 7, 11]
 
 
 def test_a_model_graph_without_a_model_and_a_bad_input_fail_with_one_clear_line(
@@ -178,6 +184,11 @@ def test_a_model_graph_without_a_model_and_a_bad_input_fail_with_one_clear_line(
     failed = run(url, "egodyn_vision", {"samples": [{"question": "Which way?"}]})
     assert failed["__error__"]["error"] == "StudioConfigError"
     assert "set the configurable `model` or $KINEGRAPH_MODEL" in failed["__error__"]["message"]
+    bad_option = run(url, "egodyn_oracle", {"samples": [{"question": "q"}]}, {"options": {"num_frames": 4}})
+    assert bad_option["__error__"] == {
+        "error": "StudioConfigError",
+        "message": "graph egodyn.oracle has no option 'num_frames' (options: none)",
+    }
     refused = run(url, "egodyn_oracle", {"samples": [{"question": "q"}], "media": {"video_path": "../x.mp4"}})
     assert refused["__error__"] == {
         "error": "StudioInputError",

@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from kinegraph.agents.loopback import OpenAILoopback
+from kinegraph.cli import app
 from kinegraph.graphs import graphs, studio
 from kinegraph.graphs.studio_inputs import StudioInputError, read_samples
+from tests.support.run_data import write_egodyn_world
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = graphs.names()
@@ -82,6 +85,50 @@ def test_a_graph_role_without_a_model_is_refused_in_one_line(model: OpenAILoopba
     configurable = {"model": "vllm:loopback-vlm", "base_url": model.base_url}
     with pytest.raises(studio.StudioConfigError, match="analyzer"):
         run("autodridm.explained", {"samples": [{"question": "Which way?"}]}, configurable)
+
+
+def test_a_runs_options_reach_the_graph_built_once_per_distinct_options(model: OpenAILoopback) -> None:
+    configurable = {"model": "vllm:loopback-vlm", "base_url": model.base_url}
+    clip = {"samples": [{"id": "q1", "question": "Turning?"}, {"id": "q2", "question": "Braking?"}]}
+    before = len(model.requests)
+    run("egodyn.blind", clip, configurable)  # default options: one request per question
+    assert len(model.requests) - before == 2
+    before = len(model.requests)
+    out = run("egodyn.blind", clip, {**configurable, "options": {"grouped": True}})  # the clip's in one
+    assert len(model.requests) - before == 1 and [p["sample_id"] for p in out["predictions"]] == ["q1", "q2"]
+
+    grouped = studio.compiled_graph("egodyn.vision", {"grouped": True, "num_frames": 4})
+    assert studio.compiled_graph("egodyn.vision", {"num_frames": 4, "grouped": True}) is grouped
+    assert studio.compiled_graph("egodyn.vision", {}) is not grouped
+
+
+def test_a_bad_option_fails_the_run_with_the_line_the_cli_gives(
+    model: OpenAILoopback, tmp_path: Path
+) -> None:
+    configurable = {"model": "vllm:loopback-vlm", "base_url": model.base_url}
+    data = write_egodyn_world(tmp_path / "data", n_clips=1)
+    cases = {
+        "bogus=1": ({"bogus": 1}, "graph egodyn.blind has no option 'bogus' (options: grouped)"),
+        'grouped="yes"': ({"grouped": "yes"}, "graph egodyn.blind option grouped: expected bool, got 'yes'"),
+    }
+    for cli_option, (options, line) in cases.items():
+        with pytest.raises(studio.StudioConfigError) as caught:
+            run("egodyn.blind", {"samples": [{"question": "q"}]}, {**configurable, "options": options})
+        assert str(caught.value) == line
+        argv = [
+            "run",
+            "egodyn",
+            "--graph",
+            "egodyn.blind",
+            "--model",
+            "vllm:loopback-vlm",
+            "--data",
+            str(data),
+        ]
+        cli = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "out"), "-O", cli_option])
+        assert cli.exit_code == 2 and cli.stderr == f"error: {line}\n"
+    with pytest.raises(studio.StudioConfigError, match=r"^configurable options: expected an object"):
+        run("egodyn.blind", {"samples": [{"question": "q"}]}, {**configurable, "options": ["grouped"]})
 
 
 def test_files_are_read_only_under_the_media_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

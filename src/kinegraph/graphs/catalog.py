@@ -97,11 +97,13 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "egodyn.tool_calls",
         "egodyn_calls:build_tool_calls",
         "upstream's prompt, with the probes of `egodyn.tools` offered as functions the model may call",
+        non_official=True,
     ),
     _shipped(
         "egodyn.agent",
         "egodyn_agent:build_agent",
         "non-official: frames + question; the model may call the registry's VO, flow and ego trajectory",
+        non_official=True,
     ),
     _shipped(
         "quantiphy.zero_shot",
@@ -161,6 +163,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "quantiphy_agent:build_agent",
         "non-official: the v3 question and frames; the model may call the pixel-scale calculator and tracker",
         needs_fields=("ground_truth_prior",),
+        non_official=True,
     ),
     _shipped(
         "tad.baseline",
@@ -203,6 +206,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "tad.agent",
         "tad_agent:build_agent",
         "non-official: keyframes + question; the model may call TCogMap on the ego poses and camera motion",
+        non_official=True,
     ),
     _shipped(
         "stsbench.baseline",
@@ -224,6 +228,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "stsbench.agent",
         "stsbench_agent:build_agent",
         "non-official: frames + question; the model may call TCogMap on the ego poses and camera motion",
+        non_official=True,
     ),
     _shipped(
         "dsi.baseline",
@@ -242,12 +247,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "dsi:build_tools",
         "plus the camera's self-motion measured by dense optical flow (non-official)",
         needs_fields=("options_text",),
+        non_official=True,
     ),
     _shipped(
         "dsi.agent",
         "dsi_agent:build_agent",
         "non-official: the RAWQA prompt; the model may call camera motion and ground-plane visual odometry",
         needs_fields=("options_text",),
+        non_official=True,
     ),
     _shipped(
         "autodridm.baseline",
@@ -266,12 +273,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "autodridm:build_tools",
         "plus measured illumination and lit-lamp cues (non-official)",
         needs_fields=("image_name", "options_text"),
+        non_official=True,
     ),
     _shipped(
         "autodridm.agent",
         "autodridm_agent:build_agent",
         "non-official: the image and the paper's prompts; the model may call the image-cue tool",
         needs_fields=("image_name", "options_text"),
+        non_official=True,
     ),
     _shipped(
         "autodridm.explained",

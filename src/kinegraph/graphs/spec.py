@@ -88,7 +88,8 @@ class GraphSpec:
     `takes_video`: a model that takes video natively (`video=native`) gets the clip's video whole.
     `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
-    except `own_model_roles`, which a run must name (they have no default).
+    except `own_model_roles`, which a run must name (they have no default). `non_official`: a setting no
+    paper ran (e.g. the model calls tools of its choosing), so reports label its runs non-official.
     """
 
     name: str
@@ -102,6 +103,7 @@ class GraphSpec:
     takes_video: bool = False
     model_roles: tuple[str, ...] = (MODEL_ROLE,)
     own_model_roles: tuple[str, ...] = ()
+    non_official: bool = False
 
     def __post_init__(self) -> None:
         if not self.needs_model:

@@ -5,12 +5,15 @@ the JSON input against its family's schema (`studio_inputs`) and turns it into `
 `run_graph` invokes the compiled catalog graph on them as a subgraph, with a `GraphContext` built from
 configuration since Studio has no runner: the model comes from the run's configurable `model` (and
 `base_url`, `roles`), else `$KINEGRAPH_MODEL` / `$KINEGRAPH_BASE_URL`. Graphs without a model need none.
+The configurable `options` (`{name: value}`, as `kinegraph run -O`) are checked by the graph's `GraphSpec`
+and the graph is compiled once per distinct options.
 `python -m kinegraph.graphs.studio` prints the langgraph.json these attributes make.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -85,9 +88,33 @@ def graph_context(spec: GraphSpec, config: RunnableConfig | None) -> tuple[Graph
     return GraphContext(backend=default, roles=roles), model
 
 
+def graph_options(config: RunnableConfig | None) -> dict[str, Any]:
+    """The builder options of a run: its configurable `options` object ({} when it has none)."""
+    options = ((config or {}).get("configurable") or {}).get("options") or {}
+    if not isinstance(options, dict):
+        raise StudioConfigError("configurable options: expected an object of NAME: VALUE")
+    return options
+
+
+def compiled_graph(name: str, options: Mapping[str, Any]) -> CompiledStateGraph:
+    """The catalog graph `name` built with `options`, compiled once per distinct options; a bad option
+    is a one-line `StudioConfigError`, the message `kinegraph run -O` gives."""
+    try:
+        return _compiled(name, json.dumps(options, sort_keys=True))
+    except (TypeError, ValueError) as exc:  # TypeError: a value JSON cannot hold (only from Python callers)
+        raise StudioConfigError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(name: str, options_json: str) -> CompiledStateGraph:
+    """`compiled_graph`'s cache, keyed by the options as JSON with sorted keys (failures are not kept)."""
+    return graphs.get(name).build(json.loads(options_json))
+
+
 def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
-    """The catalog graph `spec` (default options) behind JSON input and output, for Studio."""
-    inner = spec.build({})
+    """The catalog graph `spec` behind JSON input and output, for Studio (built with default options
+    here, so a broken builder fails the import, and with a run's own options when it gives some)."""
+    compiled_graph(spec.name, {})
 
     def read_input(state: StudioState) -> dict[str, Any]:
         """Validate the JSON input and resolve its files (a sync node: it touches the file system)."""
@@ -99,6 +126,7 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
         from kinegraph.run.invoke import invoke_group
 
         samples = [Sample.model_validate(s) for s in state["checked"]]
+        inner = await asyncio.to_thread(compiled_graph, spec.name, graph_options(config))
         context, model = await asyncio.to_thread(graph_context, spec, config)
         try:
             predictions = await invoke_group(
@@ -140,7 +168,9 @@ __all__ = [
     "StudioConfigError",
     "StudioInputError",
     "attribute_name",
+    "compiled_graph",
     "graph_context",
+    "graph_options",
     "langgraph_config",
     "studio_graph",
 ]

@@ -12,6 +12,11 @@ from kinegraph.report.holm import holm
 from kinegraph.report.repeats import repeat_rows
 from kinegraph.report.tool_use import tool_use_rows
 
+#: Letting the model call tools is a setting none of the papers ran; the section says so in its title.
+TOOL_USE_TITLE = (
+    "Tool use (non-official setting: the model calls tools): calls read from each prediction's trace"
+)
+
 
 class Section(NamedTuple):
     title: str
@@ -31,7 +36,7 @@ def holm_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     columns: list[list[str]] = []
     for run, deltas in zip(comparison.runs[1:], comparison.item_deltas[1:], strict=True):
         raw = [deltas[name].p if name in deltas else math.nan for name in items]
-        header += [f"{run.name}: p", f"{run.name}: p Holm"]
+        header += [f"{run.label}: p", f"{run.label}: p Holm"]
         columns += [[_p(p) for p in raw], [_p(p) for p in holm(raw)]]
     body = [[name, *(column[k] for column in columns)] for k, name in enumerate(items)]
     return header, body
@@ -48,7 +53,7 @@ def sections(comparison: Comparison) -> list[Section]:
             )
         )
     if comparison.pairs:
-        names = [r.name for r in comparison.runs]
+        names = [r.label for r in comparison.runs]
         out.append(
             Section(
                 f"Every pair of runs: Δ {comparison.primary} (b − a, paired bootstrap 95% CI), "
@@ -74,5 +79,5 @@ def sections(comparison: Comparison) -> list[Section]:
         out.append(Section("Repeats of the same arm: mean ± sd over runs", header, body))
     header, body = tool_use_rows(comparison.runs, comparison.primary)
     if body:
-        out.append(Section("Tool use: calls read from each prediction's trace", header, body))
+        out.append(Section(TOOL_USE_TITLE, header, body))
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from kinegraph.errors import DataError
 from kinegraph.report.bootstrap import Delta, paired_bootstrap, paired_bootstrap_items
@@ -18,7 +18,8 @@ from kinegraph.report.pairs import Pair, all_pairs
 from kinegraph.report.runs import RunData
 
 #: `compare(..., pairs=)`: deltas vs the first run only; also every pair; or a 2x2 design's effects too.
-PAIRS = ("first", "all", "2x2")
+Pairs = Literal["first", "all", "2x2"]
+PAIRS: tuple[str, ...] = get_args(Pairs)
 
 
 @dataclass

@@ -69,8 +69,8 @@ def render(comparison: Comparison) -> str:
     for run, confusions in zip(comparison.runs, comparison.confusions, strict=True):
         if confusions:
             parts += [
-                f"<h2>Confusion matrices · {html.escape(run.name)}</h2>",
-                _img(plots.confusion_grid(confusions, run.name), f"confusions {run.name}"),
+                f"<h2>Confusion matrices · {html.escape(run.label)}</h2>",
+                _img(plots.confusion_grid(confusions, run.label), f"confusions {run.label}"),
             ]
     parts.append(
         "<h2>Runs</h2>"
@@ -78,7 +78,7 @@ def render(comparison: Comparison) -> str:
             ["run", "directory", "tokens in", "tokens out", "requests", "cached", "cost $"],
             [
                 [
-                    r.name,
+                    r.label,
                     str(r.path),
                     str(r.usage.input_tokens),
                     str(r.usage.output_tokens),

@@ -32,7 +32,7 @@ def breakdown_bars(comparison: Comparison, title: str) -> bytes | None:
     x = np.arange(len(items))
     for i, (run, breakdown) in enumerate(zip(comparison.runs, comparison.breakdowns, strict=True)):
         values = [breakdown.get(k) if breakdown.get(k) is not None else np.nan for k in items]
-        ax.bar(x + (i - (n - 1) / 2) * width, values, width, label=run.name)
+        ax.bar(x + (i - (n - 1) / 2) * width, values, width, label=run.label)
     ax.set_xticks(x, items, rotation=35, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel(title)
@@ -43,7 +43,7 @@ def breakdown_bars(comparison: Comparison, title: str) -> bytes | None:
 
 def delta_forest(comparison: Comparison) -> bytes | None:
     """Each run's difference from the first on the primary metric, with its 95% interval."""
-    pairs = [(r.name, d) for r, d in zip(comparison.runs, comparison.deltas, strict=True) if d is not None]
+    pairs = [(r.label, d) for r, d in zip(comparison.runs, comparison.deltas, strict=True) if d is not None]
     pairs = [(name, d) for name, d in pairs if not math.isnan(d.delta)]
     if not pairs:
         return None
@@ -53,7 +53,7 @@ def delta_forest(comparison: Comparison) -> bytes | None:
         ax.errorbar(d.delta, y, xerr=[[d.delta - d.low], [d.high - d.delta]], fmt="o", color=color, capsize=4)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(pairs)), [name for name, _ in pairs], fontsize=8)
-    ax.set_xlabel(f"Δ {comparison.primary} vs {comparison.runs[0].name} (paired bootstrap 95% CI)")
+    ax.set_xlabel(f"Δ {comparison.primary} vs {comparison.runs[0].label} (paired bootstrap 95% CI)")
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
 
@@ -64,7 +64,7 @@ def item_forest(comparison: Comparison) -> bytes | None:
     Filled markers: the interval excludes 0; hollow: it does not.
     """
     items = comparison.item_names
-    later = [(r.name, d) for r, d in zip(comparison.runs[1:], comparison.item_deltas[1:], strict=True)]
+    later = [(r.label, d) for r, d in zip(comparison.runs[1:], comparison.item_deltas[1:], strict=True)]
     if not items or not any(not math.isnan(d.delta) for _, deltas in later for d in deltas.values()):
         return None
     n = len(later)
@@ -85,7 +85,7 @@ def item_forest(comparison: Comparison) -> bytes | None:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(items)), items, fontsize=8)
     ax.set_ylim(len(items) - 0.5, -0.5)  # first item on top, as in the tables
-    ax.set_xlabel(f"Δ vs {comparison.runs[0].name} (paired bootstrap 95% CI; filled = excludes 0)")
+    ax.set_xlabel(f"Δ vs {comparison.runs[0].label} (paired bootstrap 95% CI; filled = excludes 0)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)

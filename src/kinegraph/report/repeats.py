@@ -41,8 +41,8 @@ def repeat_rows(
     """Per repeated arm: its seeds and each headline metric as mean ± sd over the repeats."""
     header = ["run", "repeats", "seeds", *metrics]
     body = []
-    for name, idx in repeat_sets(runs).items():
+    for idx in repeat_sets(runs).values():
         seeds = ",".join(str(runs[i].config.get("seed", "?")) for i in idx)
         cells = [format_mean_sd([headlines[i].get(m) for i in idx]) for m in metrics]
-        body.append([name, str(len(idx)), seeds, *cells])
+        body.append([runs[idx[0]].label, str(len(idx)), seeds, *cells])
     return header, body

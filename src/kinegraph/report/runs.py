@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.errors import DataError
+from kinegraph.graphs import graphs
 from kinegraph.rundir import METRICS, PREDICTIONS, RUN_JSON, read_json, read_predictions
 from kinegraph.suites import GroupStats, Suite, samples_from_predictions, suites
 from kinegraph.types import DEFAULT_ROLE, FAILED_STATUSES, Prediction, Usage, usage_per_role
@@ -41,6 +42,15 @@ class RunData:
         settings = ",".join(f"{k}={v}" for k, v in sorted(options.items()))
         graph = f"{self.config.get('graph')}" + (f"[{settings}]" if settings else "")
         return graph + (f" · {model}" if model else "")
+
+    @property
+    def non_official(self) -> bool:
+        return non_official(self.config.get("graph"))
+
+    @property
+    def label(self) -> str:
+        """The name as the reports' tables and figures show it: a non-official setting says so."""
+        return labelled(self.name, self.config.get("graph"))
 
     @property
     def suite(self) -> Suite:
@@ -92,3 +102,13 @@ class RunData:
     def latency_p50_s(self) -> float | None:
         values = [p.latency_s for p in self.predictions if p.latency_s]
         return statistics.median(values) if values else None
+
+
+def non_official(graph: object) -> bool:
+    """`graph` is registered as a setting no paper ran (the `*.agent` graphs, for one)."""
+    return isinstance(graph, str) and graph in graphs and graphs.get(graph).non_official
+
+
+def labelled(name: str, graph: object) -> str:
+    """A run's name as a report's table shows it: `NAME (non-official)` for a non-official graph."""
+    return name + (" (non-official)" if non_official(graph) else "")

@@ -34,6 +34,7 @@ def as_dict(comparison: Comparison) -> dict[str, Any]:
         runs.append(
             {
                 "name": run.name,
+                "non_official": run.non_official,
                 "path": str(run.path),
                 "config": run.config,
                 "n_predictions": len(run.predictions),

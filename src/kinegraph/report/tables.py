@@ -26,7 +26,7 @@ def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     for i, (run, headline) in enumerate(zip(comparison.runs, comparison.headlines, strict=True)):
         body.append(
             [
-                run.name,
+                run.label,
                 str(len(run.predictions)),
                 *[fmt(headline.get(m)) for m in metrics],
                 delta_text(comparison, i),
@@ -43,7 +43,7 @@ def role_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     header = ["run", "role", "model", "tokens in", "tokens out", "requests", "cached", "cost $"]
     body = [
         [
-            run.name,
+            run.label,
             role,
             run.role_models.get(role, "—"),
             str(usage.input_tokens),
@@ -62,7 +62,7 @@ def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     """Breakdown table: each item's official value per run, and for later runs its delta with 95% CI."""
     header = ["item"]
     for i, run in enumerate(comparison.runs):
-        header += [run.name] if i == 0 else [run.name, "Δ vs first (95% CI)"]
+        header += [run.label] if i == 0 else [run.label, "Δ vs first (95% CI)"]
     body = []
     for name in comparison.item_names:
         row = [name]

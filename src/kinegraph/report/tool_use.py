@@ -100,7 +100,7 @@ def tool_use_rows(runs: Sequence[RunData], primary: str) -> tuple[list[str], lis
     ]
     body = [
         [
-            run.name,
+            run.label,
             f"{u.calls_per_question:.2f}",
             ", ".join(f"{name} {n}" for name, n in u.tools.items()) or "—",
             f"{u.share_with_calls:.1%} ({u.questions_with_calls}/{u.questions})",

@@ -74,7 +74,7 @@ def run_sweep(
                 on_run(plan)
             results.append(_run_one(plan, options, show_progress))
     out_dir.mkdir(parents=True, exist_ok=True)
-    reports = write_sweep_reports(out_dir, results, n_boot)
+    reports = write_sweep_reports(out_dir, results, n_boot, spec.pairs)
     result = SweepResult(out_dir=str(out_dir), runs=results, reports=reports)
     write_json(out_dir / SWEEP_JSON, result.model_dump())
     return result

@@ -13,6 +13,7 @@ models: [vllm:qwen2.5-vl-7b, {model: openai:gpt-4o}]   # a mapping may add its o
 options: {}                      # a grid applied to every graph (each graph's own options win)
 run: {concurrency: 16, base_url: http://gpu-box:8000/v1, cache: ./cache.sqlite}
 ray: {shard_groups: 2}           # used with --ray
+pairs: first                     # the report, as `compare --pairs`: first | all | 2x2
 ```
 
 A model entry's `options` are its backend options (as `run --model-option`: `{model: scripted:x,
@@ -23,6 +24,8 @@ A registered graph runs on the benchmark its name starts with (`egodyn.vision` -
 (`pkg.module:build`) on every benchmark unless it lists `benchmarks`. A VLM-free graph runs once, not
 once per model. Pass a list-valued option as a one-element list of lists (`[[1, 2]]`).
 Runs land in `OUT/<benchmark>/<graph>[__option=value...][__model]/`; rerunning resumes each of them.
+`pairs` sets what each benchmark's report compares: every run with the first (`first`), also every
+pair with Holm-adjusted p-values (`all`), or its four runs in file order as a 2x2 design (`2x2`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kinegraph.errors import DataError
 from kinegraph.graphs import graph_spec
 from kinegraph.registry import UnknownEntryError
+from kinegraph.report.compare import Pairs
 from kinegraph.subsets import check_keys, resolve_id_files
 from kinegraph.suites import suites
 from kinegraph.types import RoleModel, RunConfig
@@ -97,6 +101,7 @@ class SweepSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     run: dict[str, Any] = Field(default_factory=dict)
     ray: dict[str, Any] = Field(default_factory=dict)
+    pairs: Pairs = "first"
 
     @field_validator("graphs", mode="before")
     @classmethod
@@ -269,6 +274,15 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                     if model is not None and set(model.roles) - set(roles) and planned in runs:
                         continue  # model entries that differ only in roles this graph does not have
                     runs.append(planned)
+    if spec.pairs == "2x2":
+        for benchmark in spec.benchmarks:
+            n = sum(r.benchmark == benchmark for r in runs)
+            if n != 4:
+                raise DataError(
+                    f"pairs 2x2 needs 4 runs per benchmark (neither, A, B, both); {benchmark} has {n}",
+                    path=path,
+                    field="pairs",
+                )
     seen: set[str] = set()
     for r in runs:
         if r.config.out_dir in seen:
