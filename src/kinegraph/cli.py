@@ -264,6 +264,13 @@ def run(
     ] = None,
     cache: Annotated[str | None, typer.Option(help="Response cache (SQLite) path.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="The model's sampling seed (openai, vllm, google) and the graph's seed option unless "
+            "-O seed= sets it; default: none sent, the graph's own."
+        ),
+    ] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-O", help="Graph option key=value.")
     ] = None,
@@ -325,6 +332,7 @@ def run(
         base_url=base_url,
         cache=cache,
         use_cache=not no_cache,
+        seed=seed,
         max_cost_usd=max_cost,
         retry_errors=retry_errors,
         options=parse_options(option),
@@ -463,7 +471,12 @@ def reproduce(
     data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
     repeats: Annotated[
-        int, typer.Option(min=1, help="Run every arm this many times (seeds 0..N-1, no cache).")
+        int,
+        typer.Option(
+            min=1,
+            help="Run every arm this many times: repeat k with seed k (the model's sampling seed where "
+            "the provider takes one, the graph's seed option), no cache.",
+        ),
     ] = 1,
     skip: Annotated[
         list[str] | None, typer.Option(help="Leave out the arms of this graph (e.g. egodyn.gpu_flow).")

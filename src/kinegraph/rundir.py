@@ -32,7 +32,7 @@ OFFICIAL = "official"
 LOCK = "run.lock"
 
 #: The config fields a resumed run must share with the run in its directory (the rest may change).
-RESUME_FIELDS = ("benchmark", "graph", "model", "roles", "data", "options", "loader_options")
+RESUME_FIELDS = ("benchmark", "graph", "model", "roles", "data", "options", "loader_options", "seed")
 
 
 class RunDirBusy(UsageError):
@@ -73,12 +73,15 @@ def lock_run_dir(out_dir: Path) -> Iterator[None]:
 
 def check_resumable(config: RunConfig) -> None:
     """Refuse to resume into a directory whose run.json records another benchmark, graph, model, model
-    roles, data, graph options or loader options: the two runs' predictions would be mixed and scored
-    as one."""
+    roles, data, graph options, loader options or seed: the two runs' predictions would be mixed and
+    scored as one."""
     out_dir = Path(config.out_dir)
-    stored = (read_json(out_dir / RUN_JSON) or {}).get("config")
+    info = read_json(out_dir / RUN_JSON) or {}
+    stored = info.get("config")
     if not isinstance(stored, dict):
         return
+    if "seed_sent" not in info:  # written before a run's seed was sent anywhere: its seed (0) did nothing
+        stored = {**stored, "seed": None}
     asked = json.loads(json.dumps(config.model_dump(), default=str))  # as run.json holds it
     differ = [
         f"{field} {stored.get(field)!r} there, {asked[field]!r} asked"

@@ -182,7 +182,9 @@ class RunConfig(BaseModel):
     base_url: str | None = None
     cache: str | None = None
     use_cache: bool = True
-    seed: int = 0
+    #: the model's sampling seed where its provider takes one, and the graph's `seed` option unless `-O seed=`
+    #: sets it (`kinegraph.run.seeding`); None: no seed sent, the graph's own default
+    seed: int | None = None
     max_cost_usd: float | None = None
     retry_errors: bool = False
     options: JsonDict = Field(default_factory=dict)

@@ -7,6 +7,7 @@ Every clip is 30 flat grey frames, frame j at grey level 4 + 8 j, so an image's 
 from __future__ import annotations
 
 import base64
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -53,8 +54,10 @@ def frames_seen(body: dict) -> list[int]:
     return seen
 
 
-def _run(world: Path, out: Path, graph: str, **options) -> tuple[list[dict], list[Prediction]]:
-    """Run `graph` on the world; (request bodies, predictions)."""
+def _run(
+    world: Path, out: Path, graph: str, run_seed: int | None = None, **options
+) -> tuple[list[dict], list[Prediction]]:
+    """Run `graph` on the world (with the run's seed `run_seed`); (request bodies, predictions)."""
     with OpenAILoopback(responder=text_reader) as server:
         summary = run(
             RunConfig(
@@ -65,6 +68,7 @@ def _run(world: Path, out: Path, graph: str, **options) -> tuple[list[dict], lis
                 data=str(world),
                 out_dir=str(out),
                 use_cache=False,
+                seed=run_seed,
                 options=options,
             ),
             show_progress=False,
@@ -128,6 +132,19 @@ def test_shuffled_sends_a_seeded_permutation_of_the_clips_frames(world, tmp_path
     assert _orders(again) == orders
     _, other = _run(world, tmp_path / "seed8", "egodyn.shuffled", seed=8)
     assert _orders(other) != orders
+
+
+def test_shuffled_takes_the_runs_seed_unless_its_option_is_set(world, tmp_path):
+    _, by_option = _run(world, tmp_path / "option3", "egodyn.shuffled", seed=3)
+    bodies, by_run = _run(world, tmp_path / "run3", "egodyn.shuffled", run_seed=3)
+    assert _orders(by_run) == _orders(by_option) and {p.trace[0]["seed"] for p in by_run} == {3}
+    assert {b["seed"] for b in bodies} == {3}  # the same seed is the model's sampling seed
+    info = json.loads((tmp_path / "run3" / "run.json").read_text())
+    assert info["config"]["options"] == {"seed": 3}  # recorded as the option it became
+    _, explicit = _run(world, tmp_path / "run3-option8", "egodyn.shuffled", run_seed=3, seed=8)
+    assert {p.trace[0]["seed"] for p in explicit} == {8}  # `-O seed=` wins over the run's seed
+    _, unseeded = _run(world, tmp_path / "default", "egodyn.shuffled")
+    assert {p.trace[0]["seed"] for p in unseeded} == {42}  # no run seed: upstream's default
 
 
 def test_shuffled_grouped_sends_one_shuffled_request_per_clip(world, tmp_path):

@@ -196,3 +196,25 @@ def test_the_analyzer_has_no_default_model(autodridm_world, kinegraph, tmp_path)
         "(the analyzer has no default model)"
     )
     assert not (tmp_path / "x").exists()
+
+
+def test_each_role_gets_the_runs_seed_where_its_provider_takes_one(tad_world, kinegraph, tmp_path):
+    from kinegraph.agents.loopback import AnthropicLoopback
+
+    tad, nus = tad_world
+    out = tmp_path / "seeded"
+    with OpenAILoopback(responder=tad_reader) as vlm, AnthropicLoopback(responder=lambda body: "A") as llm:
+        result = kinegraph(
+            "run", "tad", "--graph", "tad.scene_cot", "--model", "vllm:captioner-vl",
+            "--base-url", vlm.base_url, "--role", "answerer=anthropic:claude-sonnet-4-6",
+            "--role-option", f"answerer.base_url={llm.base_url}",
+            "--role-option", "answerer.api_key=sk-ant-test", "--seed", "5",
+            "--data", tad, "--data-option", f"nuscenes_root={nus}", "--out", out,
+            "--no-cache", "--no-progress", "--limit", "2",
+        )  # fmt: skip
+        captioning, answering = list(vlm.requests), list(llm.requests)
+    assert captioning and {r.body["seed"] for r in captioning} == {5}
+    assert len(answering) == 2 and all("seed" not in r.body for r in answering)
+    info = json.loads((out / "run.json").read_text())
+    assert info["seed_sent"] == {"captioner": True, "answerer": False}
+    assert "warning: seed 5 is not sent to anthropic:claude-sonnet-4-6" in result.stderr

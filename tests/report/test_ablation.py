@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ from typer.testing import CliRunner
 from kinegraph.cli import app
 from kinegraph.report.factorial import factorial_2x2
 from kinegraph.report.holm import holm
-from kinegraph.report.repeats import format_mean_sd
+from kinegraph.report.repeats import format_mean_sd, run_seed
+from kinegraph.report.runs import RunData
 from kinegraph.suites import GroupStats
 
 GROUPS = [f"g{i:02d}" for i in range(40)]
@@ -47,6 +49,15 @@ def test_mean_sd_of_repeats():
     assert format_mean_sd([None, 0.25]) == "0.2500 (n=1)"
 
 
+def test_repeats_show_the_seed_a_run_sent():
+    def seed_of(info: dict) -> str:
+        return run_seed(RunData(Path("run"), info, []))
+
+    assert seed_of({"config": {"seed": 1}, "seed_sent": {"backend": True}}) == "1"
+    assert seed_of({"config": {"seed": None}, "seed_sent": {"backend": False}}) == "none"
+    assert seed_of({"config": {"seed": 0}}) == "none"  # run.json from before seeds were sent anywhere
+
+
 def test_compare_all_pairs_and_repeats(tad_pair, tmp_path):
     base, tools = tad_pair
     again = tmp_path / "tools-again"
@@ -61,7 +72,7 @@ def test_compare_all_pairs_and_repeats(tad_pair, tmp_path):
     rows = [line for line in pairs.splitlines() if line.startswith("| 1.") or line.startswith("| 2.")]
     assert len(rows) == 3  # 1-2, 1-3, 2-3
     assert "| 2. tad.tcogmap | 3. tad.tcogmap | +0.0000 [0.0000, 0.0000] |" in text  # identical runs
-    assert "Repeats of the same arm" in text and "| tad.tcogmap | 2 | 0,0 |" in text
+    assert "Repeats of the same arm" in text and "| tad.tcogmap | 2 | none,none |" in text
     assert "Holm-adjusted over each run's items" in text
 
 

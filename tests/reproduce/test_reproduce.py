@@ -80,3 +80,28 @@ def test_a_table_runs_and_reports_published_beside_measured(key: str, worlds, tm
             assert f"not reproducible here: {arm.reason}" in report
             assert f"{arm.label}: not reproducible here" in result.stderr
     assert "<h2>Published vs measured</h2>" in (out / "reproduce.html").read_text()
+
+
+def test_repeats_send_seed_k_in_repeat_k_and_say_what_it_changes(tmp_path: Path):
+    from collections import Counter
+
+    from tests.support.run_data import write_egodyn_world
+
+    data = str(write_egodyn_world(tmp_path / "egodyn", n_clips=1))
+    args = ["reproduce", "egodyn:table9", "--data", data, "--limit", "2", "--model", "vllm:loopback-vlm"]
+    with OpenAILoopback(responder=text_reader) as server:
+        repeated = CliRunner().invoke(
+            app, [*args, "--out", str(tmp_path / "two"), "--repeats", "2", "--base-url", server.base_url]
+        )
+        assert repeated.exit_code == 0, repeated.output
+        twice = [r.body.get("seed") for r in server.requests]
+        once = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "one"), "--base-url", server.base_url])
+        assert once.exit_code == 0, once.output
+        single = [r.body.get("seed") for r in server.requests[len(twice) :]]
+    # two arms (10 and 30 frames) x two questions per repeat, each repeat with its own seed, none cached
+    assert Counter(twice) == {0: 4, 1: 4}
+    assert single and set(single) == {None}  # one run: the paper's setting, no seed sent (cached as usual)
+    report = (tmp_path / "two" / "reproduce.md").read_text()
+    assert (
+        "Repeats: 2 (repeat k runs with seed k, 0..1: the model's sampling seed where its provider" in report
+    )

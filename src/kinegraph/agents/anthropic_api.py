@@ -5,6 +5,7 @@ API's default decoding applies; `send_temperature=True` sends it (for models tha
 A cut-off or malformed 200, and a 200 with no content, are retryable; an answer larger than
 `max_response_bytes` (8 MiB by default) is refused without being read whole. Claude takes no video: a video
 is sampled to frames before the call (`kinegraph.agents.video`), and `video="native"` is refused.
+The Messages API takes no sampling seed: a run's seed is recorded as not sent (`kinegraph.run.seeding`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Key: GOOGLE_API_KEY or GEMINI_API_KEY. `base_url` points the SDK elsewhere (the 
 through httpx with a response-size cap (`max_response_bytes`, 8 MiB by default; a larger answer is
 refused without being read whole); a cut-off or malformed 200, and a 200 with no candidates, are retryable.
 `video="native"` sends a video whole as inline data (Gemini's limit on a whole request is 20 MB); by
-default a video is sampled to frames first (`kinegraph.agents.video`).
+default a video is sampled to frames first (`kinegraph.agents.video`). `seed` is sent as
+`generationConfig.seed` (and keys the response cache).
 """
 
 from __future__ import annotations
@@ -39,11 +40,15 @@ class GoogleBackend:
         api_version: str = "v1beta",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         video: VideoInput = "frames",
+        seed: int | None = None,
     ) -> None:
         self.genai = require_sdk("google.genai", "google-genai", "google")
         self.model = model
         self.video = video_input(f"google:{model}", video, native=True)
         self.params: dict[str, Any] = {"video": "native"} if self.video == "native" else {}
+        self.seed = seed
+        if seed is not None:  # absent when unset, so the cache keys of unseeded runs stay as they were
+            self.params["seed"] = seed
         self._timeouts, self._transport_errors = _transport_exceptions()
         options = {"api_version": api_version, "timeout": int(timeout_s * 1000)}
         if base_url:
@@ -70,7 +75,7 @@ class GoogleBackend:
         client, _ = await self._client.get()
         errors = self.genai.errors
         try:
-            config = self.genai.types.GenerateContentConfig(**generation_config(request))
+            config = self.genai.types.GenerateContentConfig(**generation_config(request, self.seed))
             response = await client.aio.models.generate_content(
                 model=self.model, contents=contents(request), config=config
             )

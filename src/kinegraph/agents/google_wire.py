@@ -48,8 +48,9 @@ def video_part(part: VideoPart) -> dict[str, Any]:
     return out
 
 
-def generation_config(request: GenerateRequest) -> dict[str, Any]:
-    """The `config` of `generate_content`: system instruction, decoding, JSON schema, function tools."""
+def generation_config(request: GenerateRequest, seed: int | None = None) -> dict[str, Any]:
+    """The `config` of `generate_content`: system instruction, decoding (`seed`: the sampling seed), JSON
+    schema, function tools."""
     # Automatic function calling runs Python callables; tools here are declarations the caller answers.
     config: dict[str, Any] = {
         "temperature": request.temperature,
@@ -57,6 +58,8 @@ def generation_config(request: GenerateRequest) -> dict[str, Any]:
     }
     if request.max_tokens is not None:
         config["max_output_tokens"] = request.max_tokens
+    if seed is not None:
+        config["seed"] = seed
     system = "\n\n".join(m.text for m in request.messages if m.role == "system")
     if system:
         config["system_instruction"] = system

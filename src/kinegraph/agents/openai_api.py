@@ -7,7 +7,8 @@ provider takes `transport="sdk"` or `"aiohttp"`. Neither retries itself: `Manage
 treat a cut-off or malformed 200, and a 200 with no choices, as retryable, and refuse an answer larger
 than `max_response_bytes` (8 MiB by default) without reading it whole. `vllm` with `video="native"` sends a
 video whole as a `video_url` part (vLLM serving a video model, e.g. Qwen2.5-VL); otherwise, and always for
-`openai`, a video is sampled to frames first (`kinegraph.agents.video`).
+`openai`, a video is sampled to frames first (`kinegraph.agents.video`). `seed` is sent as the request's
+sampling seed (and keys the response cache).
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ class OpenAIChatBackend:
         extra_body: dict[str, Any] | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         video: VideoInput = "frames",
+        seed: int | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -141,6 +143,9 @@ class OpenAIChatBackend:
         self.params: dict[str, Any] = {"image_detail": image_detail, "extra_body": extra_body}
         if self.video == "native":
             self.params["video"] = "native"
+        self.seed = seed
+        if seed is not None:  # absent when unset, so the cache keys of unseeded runs stay as they were
+            self.params["seed"] = seed
         spec = f"{provider}:{model}"
         if transport == "aiohttp":
             url = base_url or "https://api.openai.com/v1"
@@ -170,6 +175,7 @@ class OpenAIChatBackend:
                 max_tokens_field=self.max_tokens_field,
                 send_temperature=self.send_temperature,
                 image_detail=self.image_detail,
+                seed=self.seed,
             )
         except ValueError as exc:  # an unreadable video file, videos asking different rates
             raise BackendError(f"{self.provider}:{self.model}: {exc}", status=Status.input_error) from None

@@ -70,8 +70,9 @@ def chat_body(
     max_tokens_field: str = "max_completion_tokens",
     send_temperature: bool = True,
     image_detail: str | None = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
-    """The keyword arguments of `chat.completions.create` for this request."""
+    """The keyword arguments of `chat.completions.create` for this request (`seed`: its sampling seed)."""
     body: dict[str, Any] = {
         "model": model,
         "messages": [chat_message(m, image_detail) for m in request.messages],
@@ -80,6 +81,8 @@ def chat_body(
         body[max_tokens_field] = request.max_tokens
     if send_temperature:
         body["temperature"] = request.temperature
+    if seed is not None:
+        body["seed"] = seed
     if request.tools:
         body["tools"] = [
             {

@@ -33,6 +33,10 @@ providers.register("transformers", "kinegraph.agents.transformers_local:create_t
 providers.register("replay", "kinegraph.agents.replay:create_replay")
 providers.register("scripted", "kinegraph.agents.scripted:create_scripted")
 
+#: Providers that send a sampling seed (their `seed` backend option). Anthropic's API takes none; the
+#: transformers provider does not seed its local sampling; replay and scripted sample nothing.
+SEEDED_PROVIDERS = frozenset({"openai", "vllm", "google"})
+
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
     """`"openai:gpt-4o"` -> ("openai", "gpt-4o"); the model part may itself contain ':' or '/'."""
@@ -65,7 +69,7 @@ def get_backend(
     the provider's own concurrency default, no rpm limit). A transient failure is retried up to
     `max_retries` times within `retry_budget_s` seconds of the first attempt. `budget_usd` refuses a
     request whose worst-case cost would cross it. Other `options` go to the provider (e.g. `api_key`,
-    `timeout_s`, `max_response_bytes`, `responses`, `fn`, `path`).
+    `timeout_s`, `max_response_bytes`, `seed` for `SEEDED_PROVIDERS`, `responses`, `fn`, `path`).
     """
     provider, model = parse_model_spec(spec)
     if provider not in providers:

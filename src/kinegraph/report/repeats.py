@@ -35,6 +35,13 @@ def format_mean_sd(values: Sequence[float | None]) -> str:
     return f"{mean:.4f}{spread} (n={n})"
 
 
+def run_seed(run: RunData) -> str:
+    """The run's seed as the repeats table shows it: "none" where no seed was set, or where run.json
+    predates `seed_sent` (its seed, always 0, reached nothing then)."""
+    seed = run.config.get("seed") if "seed_sent" in run.info else None
+    return "none" if seed is None else str(seed)
+
+
 def repeat_rows(
     runs: Sequence[RunData], headlines: Sequence[dict[str, float | None]], metrics: Sequence[str]
 ) -> tuple[list[str], list[list[str]]]:
@@ -42,7 +49,7 @@ def repeat_rows(
     header = ["run", "repeats", "seeds", *metrics]
     body = []
     for idx in repeat_sets(runs).values():
-        seeds = ",".join(str(runs[i].config.get("seed", "?")) for i in idx)
+        seeds = ",".join(run_seed(runs[i]) for i in idx)
         cells = [format_mean_sd([headlines[i].get(m) for i in idx]) for m in metrics]
         body.append([runs[idx[0]].label, str(len(idx)), seeds, *cells])
     return header, body

@@ -53,8 +53,9 @@ def runnable_arms(table: PaperTable, skip: tuple[str, ...]) -> list[Arm]:
     return [a for a in table.reproducible if a.graph not in skip]
 
 
-def sweep_spec(table: PaperTable, request: Request, seed: int) -> SweepSpec:
-    """The table's runnable arms as a sweep: one graph entry per distinct graph + options."""
+def sweep_spec(table: PaperTable, request: Request, seed: int | None) -> SweepSpec:
+    """The table's runnable arms as a sweep: one graph entry per distinct graph + options; `seed` (None:
+    none sent, the graphs' own defaults) is the runs' seed (`RunConfig.seed`)."""
     arms = runnable_arms(table, request.skip)
     needs_model = any(graph_spec(a.graph).needs_model for a in arms if a.graph)
     if needs_model and not request.model:
@@ -62,7 +63,9 @@ def sweep_spec(table: PaperTable, request: Request, seed: int) -> SweepSpec:
     if arms and not request.data:
         raise UsageError(f"{table.key} needs --data: the {table.benchmark} files to run on")
     entries = {arm_key(a): {"graph": a.graph, "options": a.options} for a in arms}
-    run: dict[str, Any] = {"concurrency": request.concurrency, "seed": seed}
+    run: dict[str, Any] = {"concurrency": request.concurrency}
+    if seed is not None:
+        run["seed"] = seed
     if request.repeats > 1:
         run["use_cache"] = False  # a repeat asks the model again; a cached answer would repeat the first
     bench = {"data": request.data, "limit": request.limit, "loader_options": request.loader_options}
@@ -80,8 +83,14 @@ def sweep_spec(table: PaperTable, request: Request, seed: int) -> SweepSpec:
     )
 
 
-def _repeat_dir(out: Path, seed: int, repeats: int) -> Path:
-    return out if repeats == 1 else out / f"repeat-{seed}"
+def repeat_seed(repeat: int, repeats: int) -> int | None:
+    """The seed of repeat `repeat`: its number when the arms run several times (so each repeat asks
+    genuinely different requests), else None (one run as the paper's setting: no seed sent)."""
+    return repeat if repeats > 1 else None
+
+
+def _repeat_dir(out: Path, repeat: int, repeats: int) -> Path:
+    return out if repeats == 1 else out / f"repeat-{repeat}"
 
 
 def reproduce(
@@ -89,7 +98,7 @@ def reproduce(
 ) -> tuple[PublishedTable, list[SweepResult]]:
     """Run the table's arms (once per repeat), then write reproduce.md / .html beside the sweep."""
     if runnable_arms(table, request.skip):
-        sweep_spec(table, request, 0)  # a missing --model or --data is refused before anything runs
+        sweep_spec(table, request, None)  # a missing --model or --data is refused before anything runs
     for arm in table.arms:
         if arm.status == NOT_HERE:
             announce(f"{table.key}: {arm.label}: not reproducible here: {arm.reason}")
@@ -98,9 +107,9 @@ def reproduce(
     results = []
     runs_of: dict[str, list[str]] = {}
     if runnable_arms(table, request.skip):
-        for seed in range(request.repeats):
-            out = _repeat_dir(request.out, seed, request.repeats)
-            spec = sweep_spec(table, request, seed)
+        for repeat in range(request.repeats):
+            out = _repeat_dir(request.out, repeat, request.repeats)
+            spec = sweep_spec(table, request, repeat_seed(repeat, request.repeats))
             out.mkdir(parents=True, exist_ok=True)
             sweep_file = out / SWEEP_YAML
             sweep_file.write_text(yaml.safe_dump(spec.model_dump(exclude_defaults=True), sort_keys=False))
@@ -139,7 +148,12 @@ def _header_lines(table: PaperTable, request: Request) -> list[str]:
         "are labels only",
     ]
     if request.repeats > 1:
-        lines.append(f"Repeats: {request.repeats} (seeds 0..{request.repeats - 1}, no response cache)")
+        lines.append(
+            f"Repeats: {request.repeats} (repeat k runs with seed k, 0..{request.repeats - 1}: the model's "
+            "sampling seed where its provider takes one (openai, vllm, google; not anthropic), and the "
+            "seed option of graphs that draw at random (frame order, few-shot exemplars) unless the arm "
+            "sets it; no response cache)"
+        )
     if table.unmapped:
         lines.append(f"Printed columns with no metric in the suite: {', '.join(table.unmapped)}")
     if table.notes:

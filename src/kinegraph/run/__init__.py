@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kinegraph.run.local import run as run_locally
+from kinegraph.run.seeding import with_run_seed
 from kinegraph.run.summary import RunSummary
 from kinegraph.types import RunConfig
 
@@ -20,7 +21,9 @@ def execute(
     config: RunConfig, ray: RayOptions | None = None, *, show_progress: bool = True, **local: Any
 ) -> RunSummary:
     """Run or resume `config`: in this process, or on Ray when `ray` options are given (Ray is imported
-    only then). `local` (samples=, backend=) is for in-process runs only."""
+    only then). `local` (samples=, backend=) is for in-process runs only. The run's seed fills the
+    graph's `seed` option first (`run.seeding.with_run_seed`), so run.json records it either way."""
+    config = with_run_seed(config)
     if ray is None:
         return run_locally(config, show_progress=show_progress, **local)
     if local:

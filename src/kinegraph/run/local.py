@@ -26,6 +26,7 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.run.clip_limit import ClipLimit
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.progress import RunProgress
+from kinegraph.run.seeding import check_backend_seed, with_run_seed
 from kinegraph.run.setup import (
     build_graph,
     load_samples,
@@ -48,7 +49,9 @@ async def run_async(
     backend: Backend | None = None,
     show_progress: bool = True,
 ) -> RunSummary:
-    """Run (or resume) `config`; returns the summary written to run.json."""
+    """Run (or resume) `config`; returns the summary written to run.json. A `backend` given in process
+    must have been built with the run's seed where its provider takes one (`get_backend(..., seed=)`)."""
+    config = with_run_seed(config)
     out_dir = Path(config.out_dir)
     samples = list(samples) if samples is not None else load_samples(config)
     if not samples:
@@ -61,6 +64,8 @@ async def run_async(
     graph, _ = build_graph(config)
     filled = role_models(config, backend)  # a role the graph lacks or cannot fill: one line, before any call
     if any(role not in config.roles for role in filled):
+        if backend is not None:
+            check_backend_seed(config, backend)
         backend = backend or make_backend(config)
     else:
         backend = None

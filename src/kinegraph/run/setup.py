@@ -9,6 +9,7 @@ from kinegraph.agents.protocol import Backend
 from kinegraph.data.check import preflight
 from kinegraph.graphs import graph_spec, graphs
 from kinegraph.graphs.tool_batches import ToolBatches
+from kinegraph.run.seeding import backend_options
 from kinegraph.subsets import select
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig, Sample
@@ -77,28 +78,33 @@ def role_models(config: RunConfig, default: Backend | None = None) -> dict[str, 
 
 
 def make_backend(config: RunConfig, cache: Any = None) -> Backend:
-    """The backend of `--model` (`cache`: the run's response cache unless given, False for none)."""
+    """The backend of `--model` (`cache`: the run's response cache unless given, False for none), sending
+    the run's seed where its provider takes one."""
     from kinegraph.agents import get_backend
 
     if cache is None:
         cache = config.cache if config.use_cache else False
+    model: str = config.model  # type: ignore[assignment]
     return get_backend(
-        config.model,  # type: ignore[arg-type]
-        base_url=config.base_url,
-        cache=cache,
-        **config.model_options,
+        model, base_url=config.base_url, cache=cache, **backend_options(config, model, config.model_options)
     )
 
 
 def make_role_backends(config: RunConfig, cache: Any = None) -> dict[str, Backend]:
-    """One backend per role named with `--role`, each with its own options, limits and usage; they share
-    the run's response cache (its key holds the provider and model, so each role has its own entries)."""
+    """One backend per role named with `--role`, each with its own options (and the run's seed), limits
+    and usage; they share the run's response cache (its key holds the provider and model, so each role
+    has its own entries)."""
     from kinegraph.agents import get_backend
 
     if cache is None:
         cache = config.cache if config.use_cache else False
     return {
-        role: get_backend(named.model, base_url=named.base_url, cache=cache, **named.options)
+        role: get_backend(
+            named.model,
+            base_url=named.base_url,
+            cache=cache,
+            **backend_options(config, named.model, named.options),
+        )
         for role, named in config.roles.items()
     }
 

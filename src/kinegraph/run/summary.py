@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kinegraph.graphs.state import GraphContext
+from kinegraph.run.seeding import seed_sent, warn_unsent_seed
 from kinegraph.rundir import (
     METRICS,
     OFFICIAL,
@@ -44,13 +45,24 @@ class RunSummary(BaseModel):
     headline: dict[str, float | None] | None = None
 
 
-def start_run(config: RunConfig, **extra: Any) -> dict[str, Any]:
-    """Write run.json's opening state; a resumed run keeps its first start time and counts sessions."""
+def start_run(
+    config: RunConfig, role_models: Mapping[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Write run.json's opening state; a resumed run keeps its first start time and counts sessions.
+
+    `seed_sent` says per model role whether its requests carry a sampling seed; a seed that some model
+    does not take is also said on stderr.
+    """
     out_dir = Path(config.out_dir)
     previous = read_json(out_dir / RUN_JSON) or {}
     started = now()
+    role_models = dict(role_models or {})
+    sent = seed_sent(config, role_models)
+    warn_unsent_seed(config, role_models, sent)
     run_info = {
         "config": config.model_dump(),
+        "role_models": role_models,
+        "seed_sent": sent,
         "versions": versions(),
         "git_sha": git_sha(),
         "started_at": previous.get("started_at", started),
