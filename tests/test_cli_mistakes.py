@@ -57,6 +57,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     (root / "empty").mkdir()
     (root / "pred.jsonl").write_text("not json\n")
     (root / "bad_sweep.yaml").write_text("benchmarks: [egodyn]\ngraphs: 3\n")
+    (root / "sweep.yaml").write_text(f"benchmarks: {{egodyn: {{data: '{data}'}}}}\ngraphs: [egodyn.oracle]\n")
     (root / "bad_pairs.yaml").write_text(
         "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle]\npairs: every\n"
     )
@@ -69,6 +70,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             "EMPTY": str(root / "empty"),
             "MISSING": str(root / "missing"),
             "PRED": str(root / "pred.jsonl"),
+            "GOOD_SWEEP": str(root / "sweep.yaml"),
             "BAD_SWEEP": str(root / "bad_sweep.yaml"),
             "BAD_PAIRS": str(root / "bad_pairs.yaml"),
             "OUT": str(root / "out"),

@@ -10,6 +10,7 @@ run.json are the single-process runner's, so a Ray run and a local run leave the
 from __future__ import annotations
 
 import math
+import sys
 import time
 import uuid
 from collections import deque
@@ -26,6 +27,7 @@ from kinegraph.graphs import GraphSpec, graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples
 from kinegraph.run.progress import RunProgress
+from kinegraph.run.ray_address import probe_address
 from kinegraph.run.ray_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
 from kinegraph.run.setup import build_graph, load_samples, role_models
 from kinegraph.run.signals import terminate_as_interrupt
@@ -68,6 +70,7 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    probe_address(options.address)  # nothing listening: refused now, not after Ray's minutes of retries
     kwargs: dict[str, Any] = {"runtime_env": options.runtime_env, "logging_level": "WARNING"}
     if options.address is None:
         kwargs.update(num_cpus=options.local_cpus, include_dashboard=False)
@@ -83,6 +86,12 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
     finally:
         release_workers()
         ray.shutdown()
+
+
+def session_open() -> bool:
+    """Whether this process already has a Ray session (`ray_session` then reuses it, whatever the address)."""
+    ray = sys.modules.get("ray")  # never imported: no session, and none is started just to ask
+    return ray is not None and ray.is_initialized()
 
 
 def shard_groups(groups: Sequence[list[Sample]], per_shard: int) -> list[list[Sample]]:
@@ -176,6 +185,8 @@ def run_on_ray(
     spec = graph_spec(config.graph)
     build_graph(config)  # options are refused here, before any worker starts
     filled = role_models(config)  # and roles the graph lacks or cannot fill
+    if not session_open():  # a mistyped address leaves no run directory behind
+        probe_address(options.address)
     with terminate_as_interrupt(), lock_run_dir(out_dir):
         check_resumable(config)
         return _run_locked(config, options, samples, spec, filled, show_progress)
