@@ -100,6 +100,47 @@ def test_flags_of_the_shipped_graphs():
     }
     assert {s.model_roles for s in specs if s.name not in VLM_FREE | set(several)} == {("backend",)}
 
+# The graphs that reproduce a setting a paper reports or its official code runs, each with the section of
+# the spec notes (../shared/spec/<paper>.md) it reproduces. Every other shipped graph is non-official: a new
+# graph lands here only on purpose, after someone checked it against the paper.
+OFFICIAL = {
+    "egodyn.vision",  # egodyn.md §1.5, Table 3: vision-only, 10 uniformly sampled frames
+    "egodyn.trajectory",  # egodyn.md §4, Table 4 default (Summary) and the encoding ablation (Tables 4, 8)
+    "egodyn.text_only",  # egodyn.md §4.3, Table 4 footnote 1: `--no_images` + summary trajectory (O=∅)
+    "egodyn.blind",  # egodyn.md §1.5, Table 3 footnote 2: no frames, no trajectory
+    "egodyn.static_first",  # egodyn.md §1.5, Table 3 footnote 3: one static frame
+    "egodyn.shuffled",  # egodyn.md §1.5, Table 3 footnote 4: shuffled frames, seed 42
+    "egodyn.vo",  # egodyn.md §3.2: the KLT + essential-matrix visual-odometry baseline
+    "egodyn.flow",  # egodyn.md §3.1: the Farneback flow heuristic baseline
+    "quantiphy.zero_shot",  # quantiphy.md §2.2 and §8.5 A: Table 1, the runner's zero-shot v3
+    "quantiphy.prior_only",  # quantiphy.md §6.2 and §8.5 B: Table 2 prior-only, the runner's v1
+    "quantiphy.counterfactual",  # quantiphy.md §6.3 and §8.5 C: Table 2 counterfactual, the runner's v2
+    "quantiphy.cot",  # quantiphy.md §6.4 and §8.5 D: Table 2 structured CoT (cot_q1..3, then the question)
+    "tad.baseline",  # tad.md §2.2: `baseline_{segments,scenes}.py`, Table 4 base rows
+    "tad.blind",  # tad.md §4.4: Figure 4 "Blind: Only the question" (upstream's text stand-in)
+    "tad.ego_pose",  # tad.md §4.3: Table 4 "+EP" rows (`--raw-for-baseline`)
+    "tad.tcogmap",  # tad.md §4.2: Table 4 "+ TCogMap" rows (Algorithm 1)
+    "tad.tcogmap_only",  # tad.md §4.4: Figure 4 "TCogMap Only"
+    "tad.scene_cot",  # tad.md §4.1: Table 4 "+ Scene-CoT" rows
+    "stsbench.baseline",  # tad.md §5.5: Table 6 InternVL3-8B row (STSBench's own VLM prompt)
+    "stsbench.tcogmap",  # tad.md §5.5: Table 6 "+ TCogMap" (the paper's undescribed "minimal adaptation")
+    "stsbench.scene_cot",  # tad.md §5.5: Table 6 "+ Scene-CoT" (the same undescribed adaptation)
+    "dsi.baseline",  # dsi.md §2.1-2.2: RAWQA, Table 1
+    "dsi.ffr",  # dsi.md §2.1 and §4.3: FFR, Table 2 and Table A.1
+    "autodridm.baseline",  # autodridm.md §2.1: Figure 13 prompts, Table 1 (0-shot)
+    "autodridm.few_shot",  # autodridm.md §2.1 and §3: 1/2/5-shot, Tables 8 and 9
+    "autodridm.explained",  # autodridm.md §4.3: the analyzer's Prompt 3 (error tags E1-E9), Table 2
+}
+
+
+def test_the_official_graphs_are_the_reviewed_list():
+    specs = [graph_spec(name) for name in graphs.names()]
+    assert {s.name for s in specs if not s.non_official} == OFFICIAL
+    for spec in specs:  # `kinegraph list graphs` says it too
+        assert spec.description.startswith("non-official: ") is spec.non_official, spec.name
+        assert ("non-official" in spec.description) is spec.non_official, spec.name
+
+
 
 def test_roles_are_filled_by_name_else_by_the_runs_model():
     answerer = RoleModel(model="vllm:qwen2.5-14b-instruct-1m")
