@@ -100,6 +100,7 @@ def test_flags_of_the_shipped_graphs():
     }
     assert {s.model_roles for s in specs if s.name not in VLM_FREE | set(several)} == {("backend",)}
 
+
 # The graphs that reproduce a setting a paper reports or its official code runs, each with the section of
 # the spec notes (../shared/spec/<paper>.md) it reproduces. Every other shipped graph is non-official: a new
 # graph lands here only on purpose, after someone checked it against the paper.
@@ -139,7 +140,6 @@ def test_the_official_graphs_are_the_reviewed_list():
     for spec in specs:  # `kinegraph list graphs` says it too
         assert spec.description.startswith("non-official: ") is spec.non_official, spec.name
         assert ("non-official" in spec.description) is spec.non_official, spec.name
-
 
 
 def test_roles_are_filled_by_name_else_by_the_runs_model():
