@@ -49,7 +49,7 @@ def test_the_listing_comes_from_the_specs(service):
     assert infos["egodyn.oracle"].options == [] and not infos["egodyn.oracle"].needs_model
     assert infos["egodyn.oracle"].available and not infos["egodyn.vision"].available  # no model configured
     assert infos["egodyn.tools"].description.startswith(
-        "the VLM also gets, as text, what deterministic probes"
+        "non-official: the VLM also gets, as text, what deterministic probes"
     )
     probes = next(o for o in infos["egodyn.tools"].options if o.name == "probes")
     assert (probes.type, probes.default) == ("Sequence[str]", "('vo', 'flow', 'tcogmap')")
