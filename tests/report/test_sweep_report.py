@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -18,6 +18,7 @@ class Finished:
     graph: str
     out_dir: str
     status: str = "completed"
+    options: dict = field(default_factory=dict)
     n_predictions: int = 60
     error: str | None = None
 

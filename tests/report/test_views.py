@@ -82,6 +82,23 @@ def test_every_row_naming_an_agent_run_says_it_is_non_official(tad_pair, tmp_pat
     ]
 
 
+def test_a_non_official_graph_run_with_a_papers_options_is_labelled_official(tad_pair, tmp_path):
+    import json
+    import shutil
+
+    runs = []
+    for name, options in (("hs", {}), ("raft", {"method": "raft_large"})):
+        run = tmp_path / name
+        shutil.copytree(tad_pair[1], run)
+        info = json.loads((run / "run.json").read_text())
+        info["config"].update(graph="egodyn.gpu_flow", options=options)
+        (run / "run.json").write_text(json.dumps(info))
+        runs.append(run)
+    summary = json.loads(write_report(compare(runs, n_boot=100), tmp_path / "r.json").read_text())
+    # Horn-Schunck is kinegraph's own setting; RAFT large is the EgoDyn paper's RAFT Flow row
+    assert [r["non_official"] for r in summary["runs"]] == [True, False]
+
+
 def test_html_has_item_table_and_forest_plot(comparison, tmp_path):
     html = write_report(comparison, tmp_path / "r.html").read_text()
     assert "<th>Δ vs first (95% CI)</th>" in html

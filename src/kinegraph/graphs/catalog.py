@@ -78,6 +78,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_gpu=True,
         non_official=True,
+        official_options=(("method", "raft_large"),),  # the paper's RAFT Flow row (Table 3)
     ),
     _shipped(
         "egodyn.tools",

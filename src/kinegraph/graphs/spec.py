@@ -89,7 +89,8 @@ class GraphSpec:
     `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
     except `own_model_roles`, which a run must name (they have no default). `non_official`: a setting no
-    paper ran (e.g. the model calls tools of its choosing), so reports label its runs non-official.
+    paper ran (e.g. the model calls tools of its choosing), so reports label its runs non-official;
+    `official_options`: options under which such a graph is a paper's setting after all (e.g. the RAFT row).
     """
 
     name: str
@@ -104,6 +105,12 @@ class GraphSpec:
     model_roles: tuple[str, ...] = (MODEL_ROLE,)
     own_model_roles: tuple[str, ...] = ()
     non_official: bool = False
+    official_options: tuple[tuple[str, Any], ...] = ()
+
+    def is_non_official(self, options: Mapping[str, Any]) -> bool:
+        """Whether a run of this graph with `options` is a setting no paper ran."""
+        official = bool(self.official_options) and all(options.get(k) == v for k, v in self.official_options)
+        return self.non_official and not official
 
     def __post_init__(self) -> None:
         if not self.needs_model:

@@ -45,12 +45,12 @@ class RunData:
 
     @property
     def non_official(self) -> bool:
-        return non_official(self.config.get("graph"))
+        return non_official(self.config.get("graph"), self.config.get("options"))
 
     @property
     def label(self) -> str:
         """The name as the reports' tables and figures show it: a non-official setting says so."""
-        return labelled(self.name, self.config.get("graph"))
+        return labelled(self.name, self.config.get("graph"), self.config.get("options"))
 
     @property
     def suite(self) -> Suite:
@@ -104,11 +104,13 @@ class RunData:
         return statistics.median(values) if values else None
 
 
-def non_official(graph: object) -> bool:
-    """`graph` is registered as a setting no paper ran (the `*.agent` graphs, for one)."""
-    return isinstance(graph, str) and graph in graphs and graphs.get(graph).non_official
+def non_official(graph: object, options: object = None) -> bool:
+    """`graph` with `options` is registered as a setting no paper ran (the `*.agent` graphs, for one)."""
+    if not (isinstance(graph, str) and graph in graphs):
+        return False
+    return graphs.get(graph).is_non_official(options if isinstance(options, dict) else {})
 
 
-def labelled(name: str, graph: object) -> str:
-    """A run's name as a report's table shows it: `NAME (non-official)` for a non-official graph."""
-    return name + (" (non-official)" if non_official(graph) else "")
+def labelled(name: str, graph: object, options: object = None) -> str:
+    """A run's name as a report's table shows it: `NAME (non-official)` for a non-official setting."""
+    return name + (" (non-official)" if non_official(graph, options) else "")

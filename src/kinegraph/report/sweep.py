@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from kinegraph.report.compare import Pairs, compare
 from kinegraph.report.html import html_table, write_report
@@ -22,6 +22,7 @@ class SweepRun(Protocol):
     name: str
     benchmark: str
     graph: str
+    options: dict[str, Any]
     out_dir: str
     status: str
     n_predictions: int
@@ -55,7 +56,8 @@ def write_sweep_reports(
         ]
     status_header = ["benchmark", "run", "status", "predictions", "error"]
     status_rows = [
-        [r.benchmark, labelled(r.name, r.graph), r.status, str(r.n_predictions), r.error or ""] for r in runs
+        [r.benchmark, labelled(r.name, r.graph, r.options), r.status, str(r.n_predictions), r.error or ""]
+        for r in runs
     ]
     page += ["<h2>Runs</h2>", html_table(status_header, status_rows)]
     md += ["## Runs", "", "| " + " | ".join(status_header) + " |", "|" + "---|" * len(status_header)]
