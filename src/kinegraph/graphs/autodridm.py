@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
+from kinegraph.agents.protocol import ContentPart, GenerateRequest, Message, TextPart
 from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, user_prompt
 from kinegraph.evaluators.autodridm import parse_letters
 from kinegraph.graphs.autodridm_analyzer import analyze_reasoning
@@ -32,7 +32,7 @@ from kinegraph.graphs.nodes import (
 )
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
-from kinegraph.types import Prediction, Status
+from kinegraph.types import Prediction, Sample, Status
 
 MAX_NEW_TOKENS = 1024
 
@@ -77,22 +77,30 @@ def read_answer(raw: str, multi: bool) -> tuple[str | list[str] | None, Status]:
     return (letters if multi else letters[0]), Status.ok
 
 
+def question_request(
+    sample: Sample, images: Sequence[ContentPart], text: str, turns: Sequence[Message] = ()
+) -> GenerateRequest:
+    """The paper's request: its system prompt (single or multi-select), any earlier `turns`, then the
+    image(s) and `text`."""
+    multi = bool(sample.metadata.get("multi_select"))
+    return GenerateRequest(
+        messages=[
+            Message(role="system", content=SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE),
+            *turns,
+            Message(role="user", content=[*images, TextPart(text=text)]),
+        ],
+        max_tokens=MAX_NEW_TOKENS,
+        metadata={"sample_id": sample.id},
+    )
+
+
 async def ask_question(state: QuestionState, runtime: Runtime[GraphContext]) -> Prediction:
     """The prediction for one question asked with the paper's prompts."""
     sample, start = state["sample"], time.perf_counter()
     multi = bool(sample.metadata.get("multi_select"))
     cues = state["measurements"].get("image_cues")
     text = user_prompt(sample) if cues is None else f"{cues}\n\n{user_prompt(sample)}"
-    system = SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE
-    request = GenerateRequest(
-        messages=[
-            Message(role="system", content=system),
-            Message(role="user", content=[*state["images"], TextPart(text=text)]),
-        ],
-        max_tokens=MAX_NEW_TOKENS,
-        metadata={"sample_id": sample.id},
-    )
-    response, error = await ask(runtime, request)
+    response, error = await ask(runtime, question_request(sample, state["images"], text))
     trace = [{"node": "answer_question", "prompt": text, "system": "multi" if multi else "single"}]
     if response is None:
         return prediction(sample, trace=trace, frames=state["frame_record"], **error)

@@ -14,10 +14,9 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
-from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, user_prompt
+from kinegraph.benchmarks.autodridm import user_prompt
 from kinegraph.graphs.agent import ask_agent, check_rounds, failed, group_tools, keep_clip
-from kinegraph.graphs.autodridm import MAX_NEW_TOKENS, read_answer
+from kinegraph.graphs.autodridm import question_request, read_answer
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
@@ -34,14 +33,7 @@ def answer_agent(max_rounds: int) -> Any:
         sample, start = state["sample"], time.perf_counter()
         multi = bool(sample.metadata.get("multi_select"))
         text = f"{TOOLS_LINE}\n\n{user_prompt(sample)}"
-        request = GenerateRequest(
-            messages=[
-                Message(role="system", content=SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE),
-                Message(role="user", content=[*state["images"], TextPart(text=text)]),
-            ],
-            max_tokens=MAX_NEW_TOKENS,
-            metadata={"sample_id": sample.id},
-        )
+        request = question_request(sample, state["images"], text)
         tools = group_tools(TOOLS, state["measurements"])
         reply = await ask_agent(
             runtime, request, tools, max_rounds, prompt=text, n_images=len(state["images"])

@@ -24,11 +24,11 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
-from kinegraph.benchmarks.autodridm import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, load_task, user_prompt
+from kinegraph.agents.protocol import ImagePart, Message, TextPart
+from kinegraph.benchmarks.autodridm import load_task, user_prompt
 from kinegraph.errors import DataError
 from kinegraph.evaluators.autodridm import parse_letters
-from kinegraph.graphs.autodridm import MAX_NEW_TOKENS
+from kinegraph.graphs.autodridm import question_request
 from kinegraph.graphs.nodes import ask, prediction
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
@@ -105,16 +105,7 @@ def answer_with_shots(shots: int, seed: int, max_side: int | None) -> Callable[.
             {"node": "draw_shots", "shots": shots, "seed": seed, "exemplars": drawn},
             {"node": "answer_question", "prompt": text, "system": "multi" if multi else "single"},
         ]
-        request = GenerateRequest(
-            messages=[
-                Message(role="system", content=SYSTEM_PROMPT_MULTI if multi else SYSTEM_PROMPT_SINGLE),
-                *turns,
-                Message(role="user", content=[*state["images"], TextPart(text=text)]),
-            ],
-            max_tokens=MAX_NEW_TOKENS,
-            metadata={"sample_id": sample.id},
-        )
-        response, error = await ask(runtime, request)
+        response, error = await ask(runtime, question_request(sample, state["images"], text, turns))
         if response is None:
             return {"results": [prediction(sample, trace=trace, frames=state["frame_record"], **error)]}
         trace.append({"node": "answer_question", "raw": response.text, "cached": response.cached})
