@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from runner_throughput import SERVER
+from runner_throughput import SERVER, clip_ids, write_tables
 
 CACHE_ROOT = Path(os.environ.get("KINEGRAPH_PERF_CACHE", "~/.cache/kinegraph-perf")).expanduser()
 WIDTH, HEIGHT, FRAMES = 800, 450, 10  # the synthetic EgoDyn world's camera; EgoDyn sends 10 frames
@@ -139,7 +139,6 @@ def dataset(n_clips: int) -> Path:
     if (root / "plan.json").is_file():
         return root
     from kinegraph.agents.images import encode_image
-    from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
     from kinegraph.graphs import egodyn_prompts
     from kinegraph.media import load_frames, write_video
     from kinegraph.suites import suites
@@ -150,9 +149,7 @@ def dataset(n_clips: int) -> Path:
     (clip_dir / "arrays").mkdir(parents=True)
     y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
     noise = np.random.default_rng(0).integers(0, 12, (HEIGHT, WIDTH, 3), dtype=np.uint8)
-    index, qa = [], []
-    for c in range(n_clips):
-        clip_id = f"PRF_Bench-{c}_1_T-1__Comfort__w0"
+    for c, clip_id in enumerate(clip_ids(n_clips)):
         stamp = np.repeat(np.array([(c >> b) & 1 for b in range(16)], np.uint8) * 255, 24)  # c in binary
         frames = []
         for f in range(FRAMES):  # a gradient scrolling by and a checker pattern, the clip's number stamped on
@@ -163,19 +160,7 @@ def dataset(n_clips: int) -> Path:
             frame[:24, : stamp.size] = stamp[None, :, None]
             frames.append(frame)
         write_video(videos / f"{clip_id}.mp4", frames, fps=10.0)
-        index.append({"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"})
-        qa += [
-            {
-                "clip_id": clip_id,
-                "question_id": q.question_id,
-                "question": q.text,
-                "answer": q.choices[0],
-                "choices": q.choices,
-            }
-            for q in QUESTION_BANK
-        ]
-    (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
-    (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
+    write_tables(clip_dir, clip_ids(n_clips))
     plan: dict[str, dict[str, Any]] = {}
     for sample in suites.get("egodyn").load(str(tmp)):
         clip = plan.get(sample.group)

@@ -47,26 +47,35 @@ def write_dataset(root: Path, n_clips: int) -> Path:
     clip_dir, videos = root / "carla_clips", root / "carla_videos_transferred"
     (clip_dir / "arrays").mkdir(parents=True)
     rng = np.random.default_rng(0)
-    index, qa = [], []
-    for c in range(n_clips):
-        clip_id = f"PRF_Bench-{c}_1_T-1__Comfort__w0"
+    for clip_id in clip_ids(n_clips):
         write_video(
             videos / f"{clip_id}.mp4", rng.integers(0, 255, (10, 36, 64, 3), dtype=np.uint8), fps=10.0
         )
-        index.append({"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"})
-        qa += [
-            {
-                "clip_id": clip_id,
-                "question_id": q.question_id,
-                "question": q.text,
-                "answer": q.choices[0],
-                "choices": q.choices,
-            }
-            for q in QUESTION_BANK
-        ]
+    write_tables(clip_dir, clip_ids(n_clips))
+    return root
+
+
+def clip_ids(n_clips: int) -> list[str]:
+    """The clips' ids, in the CARLA naming the EgoDyn loader reads."""
+    return [f"PRF_Bench-{c}_1_T-1__Comfort__w0" for c in range(n_clips)]
+
+
+def write_tables(clip_dir: Path, ids: list[str]) -> None:
+    """clips_index.jsonl and qa.jsonl: every question of the bank on every clip (answer: its first choice)."""
+    index = [{"clip_id": clip_id, "array_ref": f"arrays/{clip_id}.npz"} for clip_id in ids]
+    qa = [
+        {
+            "clip_id": clip_id,
+            "question_id": q.question_id,
+            "question": q.text,
+            "answer": q.choices[0],
+            "choices": q.choices,
+        }
+        for clip_id in ids
+        for q in QUESTION_BANK
+    ]
     (clip_dir / "clips_index.jsonl").write_text("".join(json.dumps(r) + "\n" for r in index))
     (clip_dir / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in qa))
-    return root
 
 
 def main() -> None:
