@@ -229,6 +229,11 @@ def _timestamps(media: Media, indices: Sequence[int], fps: float | None) -> list
     if media.timestamps_s is not None and media.frame_indices is not None:
         return list(media.timestamps_s)
     if media.timestamps_s is not None:
+        if indices and max(indices) >= len(media.timestamps_s):
+            where = media.video_path or (media.frame_paths[0] if media.frame_paths else None)
+            raise DataError(
+                f"{len(media.timestamps_s)} frame times for a clip with frame {max(indices)}", path=where
+            )
         return [media.timestamps_s[i] for i in indices]
     captured = capture_times_s(media.frame_paths) if media.kind == "frames" else None
     if captured is not None:

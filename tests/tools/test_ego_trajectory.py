@@ -105,7 +105,9 @@ def test_scale_follows_the_assumed_camera_height() -> None:
 
 def test_blank_or_frozen_clips_are_refused_not_zero() -> None:
     blank = np.full((6, 90, 160, 3), 128, np.uint8)
-    with pytest.raises(ValueError, match="frame pairs show enough tracked road"):
+    with pytest.raises(
+        ValueError, match="no motion signal: only 0 of 5 frame pairs show enough tracked road"
+    ):
         estimate_trajectory(blank, np.arange(6) / 10, model_of(PinholeCamera.nuscenes_front(160, 90)))
 
 

@@ -184,8 +184,32 @@ def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video
             timestamps_s=capture_times_s([str(p) for p in frame_paths]),
         )
     if carla_video_dir is not None:
-        return Media(kind="video", video_path=str(carla_video_dir / f"{clip['clip_id']}.mp4"))
+        # `frame_times_s` (optional, not upstream's): each frame's capture time when the video's are uneven
+        times = clip.get("frame_times_s")
+        return Media(
+            kind="video",
+            video_path=str(carla_video_dir / f"{clip['clip_id']}.mp4"),
+            timestamps_s=[float(t) for t in times] if times is not None else None,
+        )
     return Media()
+
+
+def _frame_times(clip: Mapping[str, Any], index_path: Path, lineno: int) -> None:
+    """Refuse a row's optional `frame_times_s` unless it is a list of finite, strictly increasing seconds."""
+    times = clip.get("frame_times_s")
+    if times is None:
+        return
+    ok = isinstance(times, list) and len(times) >= 2
+    ok = ok and all(
+        isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) for t in times
+    )
+    if not ok or any(b <= a for a, b in zip(times, times[1:], strict=False)):
+        raise DataError(
+            "expected a list of finite, strictly increasing frame times (s)",
+            path=index_path,
+            line=lineno,
+            field="frame_times_s",
+        )
 
 
 def _clip_camera(
@@ -260,6 +284,7 @@ def load_hf(
                     f"clip {clip_id!r} appears twice", path=index_path, line=lineno, field="clip_id"
                 )
             clips[clip_id] = clip
+            _frame_times(clip, index_path, lineno)
             features[clip_id] = _features(clip.get("features"), index_path, lineno, f"clip {clip_id!r}")
         per_clip: dict[str, tuple[Media, str]] = {}  # built once, shared by the clip's 14 questions
         cameras: dict[str, dict[str, Any] | None] = {}

@@ -5,6 +5,8 @@ oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +14,13 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
-from kinegraph.tools.camera_model import CameraModel, camera_from_options, camera_from_row
+from kinegraph.tools.camera_model import (
+    CARLA_DEFAULT_HFOV_DEG,
+    DEFAULT_HEIGHT_M,
+    CameraModel,
+    camera_from_options,
+    camera_from_row,
+)
 from kinegraph.types import FrameRecord, Sample
 
 
@@ -31,6 +39,27 @@ def clip_camera(
         return camera_from_row(row, where=f"clip {sample.group} camera")
     return camera_from_options(
         width_px, height_px, focal_px=focal_px, camera_height_m=camera_height_m, pitch_deg=pitch_deg
+    )
+
+
+_warned = threading.Event()
+
+
+def warn_assumed_camera(camera: CameraModel) -> None:
+    """One warning line on stderr (once a process) when a clip is measured with an assumed camera: its
+    speeds and distances scale with the assumed focal length and mounting height."""
+    if _warned.is_set():
+        return
+    _warned.set()
+    assumed = " and ".join(sorted(camera.assumed))
+    print(
+        f"warning: no camera in the data or options: the measured trajectory assumes the {assumed} "
+        f"({CARLA_DEFAULT_HFOV_DEG:.0f} deg field of view, {DEFAULT_HEIGHT_M} m mount) and estimates the "
+        "pitch; "
+        "speeds scale with both (give -O focal_px= -O camera_height_m= or a camera object); every "
+        "prediction records the camera under trace trajectory.camera.values",
+        file=sys.stderr,
+        flush=True,
     )
 
 
@@ -57,6 +86,8 @@ def measure_clip(
 
     frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
+    if camera.assumed:
+        warn_assumed_camera(camera)
     trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
     kinematics = measured_kinematics(trajectory)
     return {

@@ -44,6 +44,8 @@ class CameraModel:
     pitch_rad: float | None = None
     roll_rad: float = 0.0
     source: CameraSource = "default"
+    assumed: frozenset[str] = frozenset()  # of "focal", "height": values nobody gave, taken from defaults
+    pitch_estimated: bool = False  # the pitch was measured from the road, not given
 
     def __post_init__(self) -> None:
         values = {"fx": self.fx_px, "fy": self.fy_px, "cx": self.cx_px, "cy": self.cy_px}
@@ -89,6 +91,11 @@ class CameraModel:
             "pitch_deg": pitch,
             "roll_deg": round(math.degrees(self.roll_rad), 3),
             "source": self.source,
+            "values": {
+                "focal": "assumed" if "focal" in self.assumed else "given",
+                "height": "assumed" if "height" in self.assumed else "given",
+                "pitch": "estimated" if self.pitch_estimated or self.pitch_rad is None else "given",
+            },
         }
 
 
@@ -97,7 +104,8 @@ def carla_default(width_px: int, height_px: int) -> CameraModel:
     if width_px < 16 or height_px < 16:
         raise ValueError(f"image size {width_px}x{height_px} is too small for a camera model")
     f_px = width_px / (2.0 * math.tan(math.radians(CARLA_DEFAULT_HFOV_DEG) / 2.0))
-    return CameraModel(f_px, f_px, (width_px - 1) / 2.0, (height_px - 1) / 2.0, DEFAULT_HEIGHT_M)
+    centre = ((width_px - 1) / 2.0, (height_px - 1) / 2.0)
+    return CameraModel(f_px, f_px, *centre, DEFAULT_HEIGHT_M, assumed=frozenset({"focal", "height"}))
 
 
 def camera_from_row(row: Mapping[str, Any], where: str = "camera") -> CameraModel:
@@ -184,4 +192,7 @@ def camera_from_options(
         height_m=base.height_m if camera_height_m is None else float(camera_height_m),
         pitch_rad=None if pitch_deg is None else math.radians(float(pitch_deg)),
         source="options",
+        assumed=frozenset(
+            name for name, value in (("focal", focal_px), ("height", camera_height_m)) if value is None
+        ),
     )

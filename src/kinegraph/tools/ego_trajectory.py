@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -27,9 +27,17 @@ from kinegraph.tools.ground_tracks import (
     coarse_step_m,
     match_pair,
     match_with_flow,
+    road_mask,
     static_pixels,
 )
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
+from kinegraph.tools.road_alignment import (
+    ALIGN_WIDTH_PX,
+    DirectFit,
+    align_pair,
+    prepare,
+    search_step,
+)
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
 LK_LEVELS = 2  # on the pre-warped frame; coarser levels only mix in the warp's distorted borders
@@ -37,8 +45,28 @@ MAX_SPEED_MPS = 45.0  # the coarse search for the first pair's step covers 0 .. 
 RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)
 TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure the camera's lever arm
 MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
+STILL_RESIDUAL_SHARE = 0.95  # an alignment leaving more than this of the standstill residual: standstill
+MIN_TRUSTED_INLIERS = 30  # a pair's tracks are trusted with this many road inliers ...
+MIN_TRUSTED_SHARE = 0.5  # ... explaining this share of its tracked corners (else they hold on to clutter)
+ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
+
+
+class Estimate(NamedTuple):
+    """Which measurement answered a clip: `kind` "tracked_road" (road corners tracked between frames,
+    the full estimate) or "road_alignment" (the fallback: every pair aligned directly, from the road's
+    coarse structure), `reason` why (empty when every pair had tracked road), and how many pairs each
+    measured."""
+
+    kind: str
+    reason: str
+    pairs_tracked: int
+    pairs_aligned: int
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return self._asdict()
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,6 +94,7 @@ class EgoTrajectory:
     rms_px: np.ndarray
     camera: CameraModel
     lever_arm_m: float = 0.0
+    estimate: Estimate = Estimate("tracked_road", "", 0, 0)
 
     def speed_mps(self) -> np.ndarray:
         """Mean speed over each pair (T-1,)."""
@@ -97,6 +126,7 @@ class EgoTrajectory:
             "n_tracked": [int(n) for n in self.n_tracked],
             "camera": self.camera.describe(),
             "lever_arm_m": round(self.lever_arm_m, 3),
+            "estimate": self.estimate.describe(),
         }
 
 
@@ -114,17 +144,43 @@ def _grays(frames: np.ndarray, camera: CameraModel) -> tuple[list[np.ndarray], C
 
 
 def photometric_normalised(grays: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Each grey frame with the mean and spread of its lower half (the road) set to 128 and 40 grey
-    levels: auto-exposure, flicker and tone-mapping change a frame's gain and offset, which breaks
-    Lucas-Kanade's brightness constancy (a +-10 % gain flicker cost tracking half its inliers)."""
+    """Each grey frame with the mean and spread of its road set to 128 and 40 grey levels: the lower
+    half's as a whole, or each row's (smoothed over a few rows) when the frames show row-wise flicker.
+
+    Auto-exposure, flicker and tone-mapping change a frame's gain, which breaks Lucas-Kanade's
+    brightness constancy (a +-10 % gain flicker cost tracking half its inliers). A rolling shutter
+    under flickering lights changes the gain row by row, in bands that move between frames: a
+    frame-wide normalisation lets those through (a lane change lost every track). Row-wise
+    normalisation is kept for such clips: on steady ones it costs a little heading precision.
+    """
+    if not row_flicker(grays):
+        return [_normalised(g, g[g.shape[0] // 2 :].mean(), g[g.shape[0] // 2 :].std()) for g in grays]
     out = []
     for gray in grays:
-        road = gray[gray.shape[0] // 2 :].astype(np.float32)
-        gain = 40.0 / max(float(road.std()), 1.0)
-        out.append(
-            np.clip((gray.astype(np.float32) - float(road.mean())) * gain + 128.0, 0, 255).astype(np.uint8)
+        smooth = max(1.0, gray.shape[0] / 90.0)
+        mean = cv2.GaussianBlur(
+            gray.mean(axis=1, keepdims=True, dtype=np.float32), (1, 0), smooth, sigmaY=smooth
         )
+        spread = cv2.GaussianBlur(
+            gray.std(axis=1, keepdims=True, dtype=np.float32), (1, 0), smooth, sigmaY=smooth
+        )
+        out.append(_normalised(gray, mean, spread))
     return out
+
+
+def _normalised(gray: np.ndarray, mean: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
+    gain = 40.0 / np.maximum(spread, 1.0)
+    return np.clip((gray.astype(np.float32) - mean) * gain + 128.0, 0, 255).astype(np.uint8)
+
+
+def row_flicker(grays: Sequence[np.ndarray], threshold: float = ROW_FLICKER_SHARE) -> bool:
+    """Whether the frames' brightness varies row by row differently from frame to frame by more than
+    `threshold` (a share of the mean): each frame's row-mean profile, divided by the clip's median
+    profile, detrended over the frame, then its typical spread."""
+    profiles = np.stack([g.mean(axis=1, dtype=np.float64) for g in grays]) + 1.0
+    relative = profiles / np.median(profiles, axis=0)
+    relative /= relative.mean(axis=1, keepdims=True)
+    return bool(np.median(np.std(relative, axis=1)) > threshold)
 
 
 def _check_inputs(frames: np.ndarray, timestamps_s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -141,6 +197,65 @@ def _check_inputs(frames: np.ndarray, timestamps_s: Sequence[float]) -> tuple[np
     return frames, t
 
 
+class Tracked(NamedTuple):
+    """Per pair: road correspondences, their RANSAC motion (None: too little tracked road) and the direct
+    road alignment's motion (None: no road structure at all)."""
+
+    matches: list[PairMatches]
+    fits: list[PairFit | None]
+    direct: list[DirectFit | None]
+
+
+def _small(grays: Sequence[np.ndarray], cam: CameraModel) -> tuple[list[np.ndarray], CameraModel]:
+    factor = min(1.0, ALIGN_WIDTH_PX / grays[0].shape[1])
+    size = (round(grays[0].shape[1] * factor), round(grays[0].shape[0] * factor))
+    small = [cv2.resize(g, size, interpolation=cv2.INTER_AREA) for g in grays]
+    return small, cam.scaled(size[0] / grays[0].shape[1])
+
+
+def direct_motions(
+    raw: list[np.ndarray],
+    cam: CameraModel,
+    pitch: float,
+    dt: np.ndarray,
+    pairs: Sequence[int],
+    seeds: Sequence[PairFit | None],
+) -> list[DirectFit | None]:
+    """The motion of each of `pairs` by direct road alignment at low resolution (None elsewhere), started
+    from the nearest pair's tracked motion in `seeds`, else the last alignment, else a coarse search.
+    The clip's temporal median is taken out of every frame first: what stays put in the image (a bonnet,
+    a car ahead at constant distance, burned-in text, a compression grid on a road too flat to change
+    its blocks) would otherwise pull every alignment to standstill."""
+    small, small_cam = _small(raw, cam)
+    prepared = [prepare(g) for g in small]
+    background = np.median(np.stack(prepared), axis=0)
+    moving = [p - background for p in prepared]
+    mask = road_mask(small[0].shape, small_cam, pitch) > 0
+    tracked = [k for k, f in enumerate(seeds) if f is not None]
+    fits: list[DirectFit | None] = [None] * (len(raw) - 1)
+    last: tuple[int, np.ndarray] | None = None
+    for k in sorted(pairs):
+        if tracked:
+            near = min(tracked, key=lambda j: abs(j - k))
+            seed = (near, seeds[near].motion)  # type: ignore[union-attr]
+            if last is not None and abs(last[0] - k) < abs(near - k):
+                seed = last
+            guess = seed[1] * float(dt[k] / dt[seed[0]])
+        elif last is not None:
+            guess = last[1] * float(dt[k] / dt[last[0]])
+        else:
+            step = search_step(moving[k], moving[k + 1], small_cam, pitch, MAX_SPEED_MPS * float(dt[k]), mask)
+            guess = np.array([step, 0.0, 0.0])
+        fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
+        if fit is not None:
+            still = float(np.sqrt(np.mean((moving[k + 1][mask] - moving[k][mask]) ** 2)))
+            if fit.rms > STILL_RESIDUAL_SHARE * still:  # moving explains no more than standing still
+                fit = fit._replace(motion=np.zeros(3), sigma=np.array([0.01, 0.01, np.radians(0.05)]))
+        fits[k] = fit
+        last = (k, fit.motion) if fit is not None else None
+    return fits
+
+
 def _track_at(
     raw: list[np.ndarray],
     grays: list[np.ndarray],
@@ -149,10 +264,10 @@ def _track_at(
     pitch: float,
     rng: np.random.Generator,
     flows: Sequence[np.ndarray] | None,
-) -> tuple[list[PairMatches], list[PairFit | None]]:
-    """Road correspondences and RANSAC motion of every consecutive pair, tracked at camera `pitch` in
-    the normalised `grays`. Static pixels are found in the `raw` ones: normalising amplifies the sensor
-    noise of low-contrast frames past the stillness threshold."""
+) -> Tracked:
+    """Road correspondences and RANSAC motion of every consecutive pair (no direct alignment yet), at camera
+    `pitch`, in the locally normalised `grays`. Each pair's LK pre-warp is predicted by the last pair's
+    motion (a coarse search where there is none)."""
     win = 21 if grays[0].shape[1] <= 700 else 25
     static = static_pixels(raw, cam, pitch, margin_px=win // 2)  # no LK window overlaps them
     fits: list[PairFit | None] = []
@@ -171,10 +286,11 @@ def _track_at(
         matches.append(match_pair(grays[k], grays[k + 1], cam, pitch, guess, win, LK_LEVELS, static))
         fits.append(ransac_pair(matches[-1], cam, pitch, rng))
         guess = fits[-1].motion if fits[-1] is not None else None
-    return matches, fits
+    return Tracked(matches, fits, [None] * len(fits))
 
 
 def _inliers(fits: Sequence[PairFit | None]) -> int:
+    """Road correspondences the pairs' motions explain, in all."""
     return sum(len(f.inliers.a_px) for f in fits if f is not None)
 
 
@@ -184,30 +300,81 @@ def track_clip(
     camera: CameraModel,
     seed: int = 0,
     flows: Sequence[np.ndarray] | None = None,
-) -> tuple[list[PairFit | None], CameraModel]:
-    """RANSAC road motion for every consecutive frame pair: road corners tracked by LK, each pair
-    predicted from the last one, or moved by the given dense `flows` (one (h, w, 2) field per pair).
+) -> tuple[Tracked, CameraModel]:
+    """Road motion for every consecutive frame pair: road corners tracked by LK (or moved by the given
+    dense `flows`, one (h, w, 2) field per pair) with a RANSAC motion, and a direct road alignment.
 
     With the pitch unknown, tracking starts level; when most pairs fail there (a camera looking well
     down or up defeats the pre-warp), it is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks
-    the road explains best is kept, then refined (`estimate_pitch`).
+    the road explains best is kept, then refined (`estimate_pitch`). Where no pitch gives tracks (a dark,
+    noisy, compressed road), the pitch whose direct alignment leaves the least residual is kept.
     """
     raw, cam = _grays(frames, camera)
     grays = photometric_normalised(raw)
     dt = np.diff(timestamps_s)
     rng = np.random.default_rng(seed)
     pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
-    matches, fits = _track_at(raw, grays, dt, cam, pitch, rng, flows)
-    if cam.pitch_rad is not None:
-        return fits, cam
-    if sum(f is not None for f in fits) < len(fits) / 2:
-        for retry in np.radians(RETRY_PITCHES_DEG):
-            tried = _track_at(raw, grays, dt, cam, float(retry), rng, flows)
-            if _inliers(tried[1]) > _inliers(fits):
-                (matches, fits), pitch = tried, float(retry)
-    pitch = estimate_pitch(matches, fits, cam, rng, start_rad=pitch)  # refine, then refit at it
-    cam = replace(cam, pitch_rad=pitch)
-    return [ransac_pair(m, cam, pitch, rng) for m in matches], cam
+    tracked = _track_at(raw, grays, dt, cam, pitch, rng, flows)
+    if cam.pitch_rad is None:
+        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, tracked)
+        cam = replace(cam, pitch_rad=pitch)
+    tracked = tracked._replace(fits=[trusted(f) for f in tracked.fits])
+    missing = [k for k, f in enumerate(tracked.fits) if f is None]
+    if len(missing) > len(tracked.fits) - max(1, len(tracked.fits) // 3):
+        missing = list(range(len(tracked.fits)))  # the fall-back aligns every pair (`which_estimate`)
+    direct = (
+        direct_motions(raw, cam, float(cam.pitch_rad or 0.0), dt, missing, tracked.fits) if missing else []
+    )
+    return tracked._replace(direct=direct or tracked.direct), cam
+
+
+def _pitch_unknown(
+    raw: list[np.ndarray],
+    grays: list[np.ndarray],
+    dt: np.ndarray,
+    cam: CameraModel,
+    rng: np.random.Generator,
+    flows: Sequence[np.ndarray] | None,
+    level: Tracked,
+) -> tuple[Tracked, float]:
+    """The tracks at the camera pitch found from the road, and that pitch: level when most pairs track
+    there, else the retry pitch whose tracks the road explains best, refined by `estimate_pitch`. Where no
+    pitch gives tracks, the pitch whose direct alignment of a few pairs leaves the least residual."""
+    pitch, tracked = 0.0, level
+    if _n_fits(level) < len(level.fits) / 2:
+        tries = [(0.0, level)]
+        tries += [
+            (float(r), _track_at(raw, grays, dt, cam, float(r), rng, flows))
+            for r in np.radians(RETRY_PITCHES_DEG)
+        ]
+        if max(_n_fits(t) for _, t in tries) < len(level.fits) / 3:
+            probe = list(np.linspace(0, len(level.fits) - 1, min(6, len(level.fits))).astype(int))
+            residual = {p: _direct_residual(direct_motions(raw, cam, p, dt, probe, t.fits)) for p, t in tries}
+            pitch = min(residual, key=lambda p: residual[p])
+            return dict(tries)[pitch], pitch
+        pitch, tracked = max(tries, key=lambda item: _inliers(item[1].fits))
+    pitch = estimate_pitch(tracked.matches, tracked.fits, cam, rng, start_rad=pitch)  # refine, refit at it
+    at = replace(cam, pitch_rad=pitch)
+    return tracked._replace(fits=[ransac_pair(m, at, pitch, rng) for m in tracked.matches]), pitch
+
+
+def trusted(fit: PairFit | None) -> PairFit | None:
+    """The fit, when enough road corners support it: a handful of inliers among many tracked corners is
+    what noise, compression and a dark road leave, and such tracks hold on to what does not move."""
+    if fit is None:
+        return None
+    n = len(fit.inliers.a_px)
+    return fit if n >= MIN_TRUSTED_INLIERS and n >= MIN_TRUSTED_SHARE * fit.n_tracked else None
+
+
+def _n_fits(tracked: Tracked) -> int:
+    return sum(f is not None for f in tracked.fits)
+
+
+def _direct_residual(direct: Sequence[DirectFit | None]) -> float:
+    """Median normalised residual of the direct alignments made (a pair without one counts as the worst)."""
+    made = [d.rms for d in direct if d is not None]
+    return float(np.median(made)) if made else np.inf
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -265,14 +432,12 @@ def estimate_trajectory(
             f"camera principal point ({camera.cx_px:.0f}, {camera.cy_px:.0f}) lies outside the "
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
-    fits, cam = track_clip(frames, t, camera, seed, flows)
-    if sum(f is not None for f in fits) < max(1, len(fits) // 3):
-        raise ValueError(
-            f"only {sum(f is not None for f in fits)} of {len(fits)} frame pairs show enough tracked road "
-            "to measure motion"
-        )
+    tracked, cam = track_clip(frames, t, camera, seed, flows)
+    estimate = which_estimate(tracked)
+    fits = tracked.fits if estimate.kind != "road_alignment" else [None] * len(tracked.fits)
+    priors = [(d.motion, d.sigma) if d is not None else None for d in tracked.direct]
     camera_motion = refine_clip(
-        fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None
+        fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None, priors=priors
     )
     lever = lever_arm_m(camera_motion.motions, camera_motion.motion_sigma)
     motion = camera_motion._replace(motions=ego_origin_motions(camera_motion.motions, lever))
@@ -292,8 +457,34 @@ def estimate_trajectory(
         n_inliers=motion.n_inliers,
         n_tracked=np.array([f.n_tracked if f is not None else 0 for f in fits]),
         rms_px=motion.rms_px,
-        camera=replace(camera, pitch_rad=float(np.median(motion.pitch_rad))),
+        camera=replace(
+            camera, pitch_rad=float(np.median(motion.pitch_rad)), pitch_estimated=camera.pitch_rad is None
+        ),
         lever_arm_m=lever,
+        estimate=estimate,
+    )
+
+
+def which_estimate(tracked: Tracked) -> Estimate:
+    """Which measurement answers the clip, and why: road corners where most pairs have them, the direct
+    road alignment for the pairs without (or for all, when fewer than a third have tracked road: a
+    tracker left with so little locks onto what does not move). Raises ValueError when neither measures
+    enough pairs: the frames carry no motion signal (blank, or no road structure at all)."""
+    n = len(tracked.fits)
+    n_fits = _n_fits(tracked)
+    n_direct = sum(d is not None for d in tracked.direct)
+    if n_fits >= max(1, n // 3):
+        missing = sum(f is None and d is not None for f, d in zip(tracked.fits, tracked.direct, strict=True))
+        if missing == 0:
+            return Estimate("tracked_road", "", n_fits, 0)
+        reason = f"{missing} of {n} pairs had too little tracked road and were aligned directly"
+        return Estimate("tracked_road", reason, n_fits, missing)
+    if n_direct >= max(1, n // 3):
+        reason = f"only {n_fits} of {n} pairs had enough tracked road (noise, compression, darkness or blur)"
+        return Estimate("road_alignment", reason, 0, n_direct)
+    raise ValueError(
+        f"no motion signal: only {n_fits} of {n} frame pairs show enough tracked road and {n_direct} any "
+        "road structure to align (blank or featureless frames)"
     )
 
 

@@ -38,6 +38,7 @@ BODY_PITCH_SIGMA_RAD = np.radians(0.1)  # how far a frame's pitch strays from th
 KNOWN_PITCH_SIGMA_RAD = np.radians(0.01)
 UNKNOWN_PITCH_SIGMA_RAD = np.radians(8.0)
 MIN_INLIERS = 12
+PRIOR_SIGMA_FLOOR = np.array([0.01, 0.01, np.radians(0.05)])  # a prior motion is never trusted beyond this
 
 
 class PairFit(NamedTuple):
@@ -155,13 +156,29 @@ def refine_clip(
     pitch0_rad: float,
     *,
     pitch_known: bool,
+    priors: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> ClipMotion:
-    """Joint robust fit of every pair's motion and every frame's pitch; pairs without a fit get a
-    zero-information motion interpolated from their neighbours and an infinite sigma."""
+    """Joint robust fit of every pair's motion and every frame's pitch. A pair without tracked road
+    takes its `priors` entry (motion (3,), 1-sigma (3,), e.g. the direct road alignment's) as a
+    measurement; without either it gets a zero-information motion interpolated from its neighbours and
+    an infinite sigma."""
     n_pairs = len(fits)
     n_frames = n_pairs + 1
-    start = np.array([f.motion if f is not None else np.zeros(3) for f in fits])
-    have = np.array([f is not None for f in fits])
+    priors = priors or [None] * n_pairs
+    prior_of = [p if f is None else None for f, p in zip(fits, priors, strict=True)]
+    start = np.array(
+        [
+            f.motion if f is not None else p[0] if p is not None else np.zeros(3)
+            for f, p in zip(fits, prior_of, strict=True)
+        ]
+    )
+    with_prior = np.array([p is not None for p in prior_of])
+    prior_pairs = np.flatnonzero(with_prior)
+    prior_mean = np.array([prior_of[k][0] for k in prior_pairs]).reshape(-1, 3)
+    prior_sigma = np.array([np.maximum(prior_of[k][1], PRIOR_SIGMA_FLOOR) for k in prior_pairs]).reshape(
+        -1, 3
+    )
+    have = np.array([f is not None for f in fits]) | with_prior
     if have.any() and not have.all():
         for k in range(3):
             start[~have, k] = np.interp(np.flatnonzero(~have), np.flatnonzero(have), start[have, k])
@@ -188,11 +205,13 @@ def refine_clip(
                 nod / BODY_PITCH_SIGMA_RAD,
                 np.diff(nod) / PITCH_STEP_SIGMA_RAD,
                 [(x[mount] - pitch0_rad) / mount_sigma],
+                ((motions[prior_pairs] - prior_mean) / prior_sigma).ravel(),
             ]
         )
 
     n_obs = len(a_px)
-    sparsity = lil_matrix((2 * n_obs + n_frames + n_pairs + 1, mount + 1), dtype=np.int8)
+    n_prior_rows = 3 * len(prior_pairs)
+    sparsity = lil_matrix((2 * n_obs + n_frames + n_pairs + 1 + n_prior_rows, mount + 1), dtype=np.int8)
     rows = np.arange(2 * n_obs)
     obs_pair = np.repeat(pair_of, 2)
     sparsity[rows, obs_pair] = 1
@@ -206,6 +225,10 @@ def refine_clip(
     sparsity[step_rows, np.arange(n_pairs)] = 1
     sparsity[step_rows, np.arange(n_pairs) + 1] = 1
     sparsity[2 * n_obs + n_frames + n_pairs, mount] = 1
+    motion_prior_rows = 2 * n_obs + n_frames + n_pairs + 1 + np.arange(n_prior_rows)
+    sparsity[
+        motion_prior_rows, n_frames + np.repeat(3 * prior_pairs, 3) + np.tile(np.arange(3), len(prior_pairs))
+    ] = 1
     x0 = np.concatenate([np.zeros(n_frames), start.ravel(), [pitch0_rad]])
     solution = least_squares(
         residuals, x0, jac_sparsity=sparsity, loss="soft_l1", f_scale=2.0, method="trf", x_scale="jac",

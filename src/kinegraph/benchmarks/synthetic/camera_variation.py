@@ -30,6 +30,9 @@ class CameraRig:
     `clock`: a burned-in timestamp. `asphalt_grain`/`asphalt_seed`: the road texture's fine-grain
     contrast (1 = the default tile; below 1 smoother, newer asphalt) and its pattern.
     `exposure_jitter`: each frame's gain varies by up to this share (auto-exposure, flicker).
+    `exposure`: the scene's brightness (1 = day, ~0.3 = dusk); `row_flicker`: a rolling shutter under
+    flickering lights, each row's gain varying by up to this share in bands that move between frames;
+    `motion_blur_s`: the exposure time (the renderer averages the scene over it).
     """
 
     camera: PinholeCamera
@@ -44,6 +47,9 @@ class CameraRig:
     asphalt_grain: float = 1.0
     asphalt_seed: int = 20180724
     exposure_jitter: float = 0.0
+    exposure: float = 1.0
+    row_flicker: float = 0.0
+    motion_blur_s: float = 0.0
 
     def describe(self) -> dict[str, float]:
         """JSON-ready figures for a report."""
@@ -64,6 +70,9 @@ class CameraRig:
             "clock": self.clock,
             "asphalt_grain": round(self.asphalt_grain, 2),
             "exposure_jitter": round(self.exposure_jitter, 3),
+            "exposure": round(self.exposure, 3),
+            "row_flicker": round(self.row_flicker, 3),
+            "motion_blur_ms": round(1e3 * self.motion_blur_s, 1),
         }
 
 
@@ -133,15 +142,30 @@ def overlay(frame: np.ndarray, rig: CameraRig, time_s: float) -> np.ndarray:
     return out
 
 
+def row_gain(height_px: int, amplitude: float, rng: np.random.Generator) -> np.ndarray:
+    """Per-row gain (H,) of a rolling shutter under lights flickering at mains frequency: 2-4 bright
+    and dark bands over the frame, at a phase of their own in every frame (the frame rate is not locked
+    to the mains)."""
+    cycles = float(rng.uniform(2.0, 4.0))
+    phase = float(rng.uniform(0.0, 2 * math.pi))
+    rows = np.arange(height_px, dtype=np.float32) / height_px
+    return (1.0 + amplitude * np.sin(2 * math.pi * cycles * rows + phase)).astype(np.float32)
+
+
 def degrade(frame: np.ndarray, rig: CameraRig, rng: np.random.Generator, time_s: float = 0.0) -> np.ndarray:
-    """The frame (H, W, 3) RGB uint8 after the rig's overlays, exposure jitter, blur, contrast loss,
-    noise and JPEG."""
+    """The frame (H, W, 3) RGB uint8 after the rig's overlays, exposure (dusk, jitter, row flicker),
+    blur, contrast loss, noise and JPEG."""
     out = overlay(frame, rig, time_s).astype(np.float32)
+    if rig.exposure != 1.0:
+        out *= rig.exposure
     if rig.exposure_jitter > 0:
         out *= 1.0 + rig.exposure_jitter * float(rng.uniform(-1.0, 1.0))
+    if rig.row_flicker > 0:
+        out *= row_gain(out.shape[0], rig.row_flicker, rng)[:, None, None]
     if rig.blur_px > 0.05:
         out = cv2.GaussianBlur(out, (0, 0), rig.blur_px)
-    out = 128.0 + rig.contrast * (out - 128.0)
+    pivot = 128.0 * rig.exposure  # contrast falls towards the scene's own mid-grey
+    out = pivot + rig.contrast * (out - pivot)
     if rig.noise_std > 0:
         out += rng.normal(0.0, rig.noise_std, out.shape).astype(np.float32)
     clipped = np.clip(out, 0, 255).astype(np.uint8)

@@ -32,7 +32,9 @@ from kinegraph.benchmarks.egodyn_extract import (
     write_qa,
 )
 from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic.camera_variation import body_pitch_rad, degrade, draw_camera
+from kinegraph.benchmarks.synthetic.camera_variation import CameraRig, body_pitch_rad, degrade, draw_camera
+from kinegraph.benchmarks.synthetic.conditions import Conditions
+from kinegraph.benchmarks.synthetic.maneuvers import EgoTrack
 from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import asphalt_detail, build_world, ego_lane_offset_m
@@ -60,13 +62,18 @@ def write_carla_clips(
     height_px: int = 360,
     varied: bool = False,
     camera_rows: bool = True,
+    conditions: Conditions | None = None,
 ) -> list[dict[str, Any]]:
     """`n_clips` CARLA-style clips: records, arrays and videos; returns the records.
 
     `varied` draws a camera rig per scenario (`camera_variation.draw_camera`: optics, mounting, body
     pitch, blur, noise, compression) instead of the nuScenes-like camera at `width_px` x `height_px`;
     `camera_rows` writes each clip's camera as the optional `camera` object of its clips_index row.
+    `conditions` (implies `varied`) overrides the drawn rig and sets the frame rate and frame times
+    (`synthetic.conditions`); the true arrays and answers stay EgoDyn's 31 poses at 10 Hz.
     """
+    if conditions is not None:
+        varied, camera_rows = True, camera_rows and conditions.camera_given
     clips_dir = out_dir / "carla_clips"
     clips_dir.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
@@ -82,12 +89,13 @@ def write_carla_clips(
         offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
         world = build_world(track.xy_m, track.yaw_rad, int(rng.integers(2**31)), lane_offset_m=offset)
         rig = draw_camera(np.random.default_rng([seed, k, 13])) if varied else None
+        if rig is not None and conditions is not None:
+            rig = conditions.applied_to(rig)
         if rig is not None:  # another renderer's road texture: its own grain contrast and pattern
             world = replace(world, detail=asphalt_detail(rig.asphalt_grain, rig.asphalt_seed))
         camera = rig.camera if rig else PinholeCamera.nuscenes_front(width_px, height_px)
         renderer = RoadRenderer(world, camera)
-        accel = np.interp(log_t, track.timestamps_s, np.gradient(track.speed_mps, track.timestamps_s))
-        pitch = body_pitch_rad(rig, accel) if rig else np.zeros(len(log_t))
+        accel = np.gradient(track.speed_mps, track.timestamps_s)
         noise_rng = np.random.default_rng([seed, k, 17])
         for w in range(CARLA_WINDOWS_PER_SCENARIO):
             if len(records) >= n_clips:
@@ -101,17 +109,45 @@ def write_carla_clips(
             if camera_rows:
                 record["camera"] = camera.as_row()
             records.append(record)
-            frames = [
-                renderer.render(float(x), float(y), float(a), float(p))
-                for (x, y), a, p in zip(xy[window], yaw[window], pitch[window], strict=True)
-            ]
+            if conditions is None or (conditions.fps == CARLA_FPS and not conditions.frame_jitter):
+                times, fps = log_t[window], CARLA_FPS
+            else:
+                times = log_t[w * stride] + conditions.frame_times_s(float(window_t[-1]), noise_rng)
+                fps = conditions.fps
+                if conditions.frame_jitter:
+                    record["frame_times_s"] = [round(float(t - times[0]), 6) for t in times]
+            blur_s = rig.motion_blur_s if rig is not None else 0.0
+            frames = [_exposed(renderer, track, t, blur_s, rig, accel) for t in times]
             if rig is not None:
-                frames = [
-                    degrade(f, rig, noise_rng, float(t)) for f, t in zip(frames, log_t[window], strict=True)
-                ]
-            write_video(out_dir / "carla_videos_simulation" / f"{clip_id}.mp4", frames, CARLA_FPS)
+                frames = [degrade(f, rig, noise_rng, float(t)) for f, t in zip(frames, times, strict=True)]
+            write_video(out_dir / "carla_videos_simulation" / f"{clip_id}.mp4", frames, fps)
     write_jsonl(clips_dir / "clips_index.jsonl", records)
     return records
+
+
+def _exposed(
+    renderer: RoadRenderer,
+    track: EgoTrack,
+    time_s: float,
+    exposure_s: float,
+    rig: CameraRig | None,
+    accel_mps2: np.ndarray,
+) -> np.ndarray:
+    """The frame at `time_s`, averaged over an exposure of `exposure_s` centred on it (motion blur);
+    the body pitches with the track's acceleration `accel_mps2` (per track sample) where a rig says so."""
+    times = [time_s] if exposure_s <= 0 else time_s + np.linspace(-exposure_s / 2, exposure_s / 2, 5)
+    images = []
+    for t in times:
+        x, y = (float(np.interp(t, track.timestamps_s, track.xy_m[:, i])) for i in (0, 1))
+        yaw = float(np.interp(t, track.timestamps_s, track.yaw_rad))
+        pitch = 0.0
+        if rig is not None:
+            a = np.interp(t, track.timestamps_s, accel_mps2)
+            pitch = float(body_pitch_rad(rig, np.array([a]))[0])
+        images.append(renderer.render(x, y, yaw, pitch))
+    if len(images) == 1:
+        return images[0]
+    return np.clip(np.mean(images, axis=0) + 0.5, 0, 255).astype(np.uint8)
 
 
 def generate(

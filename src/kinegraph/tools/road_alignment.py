@@ -1,0 +1,224 @@
+"""Direct (photometric) road alignment: a frame pair's planar motion from every road pixel, not corners.
+
+Corners die first under sensor noise, block compression and a dark, low-contrast road: at JPEG quality
+10 the asphalt's grain is quantised away and what is left (lane markings, the coarse structure of the
+road, block means that step as the road moves) gives Shi-Tomasi few corners and LK no texture to lock
+onto. Aligning the whole road region through the road-plane homography integrates that weak signal over
+thousands of pixels. Frames are prepared first (`prepare`): blurred in proportion to their noise and
+normalised locally (each pixel by its neighbourhood's mean and spread), which also undoes row-wise or
+regional exposure changes such as a rolling shutter's flicker bands.
+
+The fit is Gauss-Newton on (tx, ty, dyaw, dpitch) with robust (Huber) weights, coarse to fine; its
+covariance, inflated for the blur's correlation of neighbouring residuals, gives each motion a 1-sigma.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import cv2
+import numpy as np
+
+from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.ground_geometry import (
+    back_project,
+    horizon_row_px,
+    move_points,
+    normalised_rays,
+    project,
+)
+
+ALIGN_WIDTH_PX = 200  # the finest level of the alignment (the road's structure, not its grain)
+LOCAL_SIGMA_PX = 4.0  # neighbourhood of the local normalisation, at ALIGN_WIDTH_PX
+STEP_SCALES = np.array([0.02, 0.01, 0.0005, 0.0005])  # finite-difference steps (m, m, rad, rad)
+HUBER = 1.0  # in normalised grey units
+MAX_ITERATIONS = 12
+MIN_STRUCTURE = 1e-3  # mean squared prepared value below which a road region carries no signal
+
+
+class DirectFit(NamedTuple):
+    """A pair's motion [tx_m, ty_m, dyaw_rad], pitch change (rad), 1-sigma of [tx, ty, dyaw], RMS of the
+    normalised residual and the road pixels used."""
+
+    motion: np.ndarray
+    dpitch_rad: float
+    sigma: np.ndarray
+    rms: float
+    n_px: int
+
+
+def prepare(gray: np.ndarray, blur_px: float = 1.0, sigma_px: float = LOCAL_SIGMA_PX) -> np.ndarray:
+    """float32 frame blurred by `blur_px` (against noise and compression blocks), then each pixel as
+    (value - local mean) / local spread: gain and offset that vary across the frame (flicker bands,
+    vignetting, auto-exposure) cancel. The spread is floored at half the frame's median, so flat,
+    noisy regions stay near zero instead of being amplified."""
+    image = gray.astype(np.float32)
+    if blur_px > 0.3:
+        image = cv2.GaussianBlur(image, (0, 0), blur_px)
+    box = (2 * round(1.25 * sigma_px) + 1,) * 2  # a box as wide as the Gaussian's core: O(1) a pixel
+    mean = cv2.boxFilter(image, -1, box)
+    detail = image - mean
+    spread = np.sqrt(np.maximum(cv2.boxFilter(detail * detail, -1, box), 0.0))
+    floor = max(0.5, 0.5 * float(np.median(spread)))
+    return detail / np.maximum(spread, floor)
+
+
+def static_structure(prepared: list[np.ndarray], threshold: float = 0.45) -> np.ndarray:
+    """bool (H, W): pixels whose prepared value stays what it is over the clip while carrying structure:
+    a bonnet's edge, a car ahead keeping its distance, burned-in text, a compression grid. The share of
+    a pixel's energy its temporal median explains: ~1 for static structure, ~0 for moving road texture
+    and for flat noise (which neither moves nor has structure to mislead a tracker)."""
+    stack = np.stack(prepared)
+    median = np.median(stack, axis=0)
+    energy = np.mean(stack * stack, axis=0)
+    return (median * median) > threshold * np.maximum(energy, 0.05)
+
+
+def homography(
+    shape: tuple[int, int], camera: CameraModel, pitch_rad: float, motion: np.ndarray, dpitch_rad: float = 0.0
+) -> np.ndarray | None:
+    """H (3, 3) taking road pixels of frame a (at `pitch_rad`) to frame b (at `pitch_rad + dpitch_rad`)."""
+    height_px, width_px = shape
+    top = min(height_px - 2.0, max(horizon_row_px(camera, pitch_rad) + 0.08 * height_px, 0.0))
+    src = np.array(
+        [
+            [0.1 * width_px, top],
+            [0.9 * width_px, top],
+            [0.0, height_px - 1.0],
+            [width_px - 1.0, height_px - 1.0],
+        ]
+    )
+    ground, hit = back_project(normalised_rays(src, camera), pitch_rad, camera)
+    if not hit.all():
+        return None
+    dst = project(move_points(ground, motion), pitch_rad + dpitch_rad, camera)
+    if not np.all(np.isfinite(dst)):
+        return None
+    return cv2.getPerspectiveTransform(src.astype(np.float32), dst.astype(np.float32)).astype(np.float64)
+
+
+def search_step(
+    a: np.ndarray, b: np.ndarray, camera: CameraModel, pitch_rad: float, max_step_m: float, mask: np.ndarray
+) -> float:
+    """The forward step (m) in 0 .. `max_step_m` whose road homography best aligns prepared frame b with
+    a (mean absolute difference over the road): a start for the first pair's alignment."""
+    rows, cols = np.nonzero(mask)
+    points = np.column_stack([cols, rows]).astype(np.float64).reshape(-1, 1, 2)
+    best, best_cost = 0.0, np.inf
+    for step in np.concatenate([[0.0], np.geomspace(0.05, max_step_m, 24)]):
+        h = homography(a.shape, camera, pitch_rad, np.array([step, 0.0, 0.0]))
+        if h is None:
+            continue
+        moved = cv2.perspectiveTransform(points, h).reshape(-1, 2).astype(np.float32)
+        inside = (moved[:, 0] >= 0) & (moved[:, 0] <= a.shape[1] - 1) & (moved[:, 1] <= a.shape[0] - 1)
+        if inside.sum() < 100:
+            continue
+        sampled = cv2.remap(b, moved[:, :1], moved[:, 1:], cv2.INTER_LINEAR).ravel()
+        cost = float(np.mean(np.abs(sampled[inside] - a[rows[inside], cols[inside]])))
+        if cost < best_cost:
+            best, best_cost = float(step), cost
+    return best
+
+
+class _Level(NamedTuple):
+    a: np.ndarray
+    b_stack: np.ndarray  # (h, w, 3): b and its x, y gradients
+    camera: CameraModel
+    points: np.ndarray  # (N, 2) road pixels of a sampled
+    values_a: np.ndarray  # (N,)
+
+
+def _levels(
+    a: np.ndarray, b: np.ndarray, camera: CameraModel, pitch_rad: float, mask: np.ndarray
+) -> list[_Level]:
+    levels = []
+    for factor in (0.5, 1.0):
+        if factor < 1.0:
+            size = (max(16, round(a.shape[1] * factor)), max(16, round(a.shape[0] * factor)))
+            la, lb = (cv2.resize(x, size, interpolation=cv2.INTER_AREA) for x in (a, b))
+            lm = cv2.resize(mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
+            cam = camera.scaled(size[0] / a.shape[1])
+        else:
+            la, lb, lm, cam = a, b, mask, camera
+        gx = cv2.Sobel(lb, cv2.CV_32F, 1, 0, ksize=3) / 8.0
+        gy = cv2.Sobel(lb, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+        rows, cols = np.nonzero(lm)
+        stride = max(1, int(np.sqrt(len(rows) / 12000)))
+        keep = (rows % stride == 0) & (cols % stride == 0)
+        points = np.column_stack([cols[keep], rows[keep]]).astype(np.float64)
+        levels.append(_Level(la, np.dstack([lb, gx, gy]), cam, points, la[rows[keep], cols[keep]]))
+    return levels
+
+
+def _positions(level: _Level, pitch_rad: float, params: np.ndarray) -> np.ndarray | None:
+    h = homography(level.a.shape, level.camera, pitch_rad, params[:3], float(params[3]))
+    if h is None:
+        return None
+    return cv2.perspectiveTransform(level.points.reshape(-1, 1, 2), h).reshape(-1, 2)
+
+
+def align_pair(
+    a: np.ndarray,
+    b: np.ndarray,
+    camera: CameraModel,
+    pitch_rad: float,
+    guess: np.ndarray,
+    mask: np.ndarray,
+) -> DirectFit | None:
+    """The motion taking prepared frame `a` to `b` (both from `prepare`, at `camera`'s resolution), from
+    `guess` [tx, ty, dyaw]; `mask` bool (H, W) marks the road pixels of a to use. None when the road
+    region is too small or carries no structure."""
+    params = np.concatenate([np.asarray(guess, np.float64), [0.0]])
+    fit = None
+    for level in _levels(a, b, camera, pitch_rad, mask):
+        if len(level.points) < 200 or float(np.mean(level.values_a**2)) < MIN_STRUCTURE:
+            return None  # too little road, or a road with no structure (blank, or standing in the dark)
+        fit = _gauss_newton(level, pitch_rad, params)
+        if fit is None:
+            return None
+        params = np.concatenate([fit.motion, [fit.dpitch_rad]])
+    return fit
+
+
+def _gauss_newton(level: _Level, pitch_rad: float, params: np.ndarray) -> DirectFit | None:
+    h_px, w_px = level.a.shape
+    for _ in range(MAX_ITERATIONS):
+        moved = _positions(level, pitch_rad, params)
+        if moved is None:
+            return None
+        sampled = cv2.remap(
+            level.b_stack, moved[:, :1].astype(np.float32), moved[:, 1:].astype(np.float32), cv2.INTER_LINEAR
+        ).reshape(-1, 3)
+        inside = (
+            (moved[:, 0] >= 1) & (moved[:, 0] <= w_px - 2) & (moved[:, 1] >= 1) & (moved[:, 1] <= h_px - 2)
+        )
+        if inside.sum() < 200:
+            return None
+        residual = sampled[inside, 0] - level.values_a[inside]
+        grad = sampled[inside, 1:]
+        jac = np.empty((int(inside.sum()), 4))
+        for k in range(4):
+            shifted = params.copy()
+            shifted[k] += STEP_SCALES[k]
+            moved_k = _positions(level, pitch_rad, shifted)
+            if moved_k is None:
+                return None
+            jac[:, k] = np.sum(grad * (moved_k[inside] - moved[inside]), axis=1) / STEP_SCALES[k]
+        weights = np.minimum(1.0, HUBER / np.maximum(np.abs(residual), 1e-9))
+        jw = jac * weights[:, None]
+        hessian = jw.T @ jac + np.diag([1e-3, 1e-3, 1e-1, 1e-1])  # light damping
+        try:
+            delta = np.linalg.solve(hessian, -jw.T @ residual)
+        except np.linalg.LinAlgError:
+            return None
+        params = params + delta
+        if np.all(np.abs(delta) < STEP_SCALES * 0.05):
+            break
+    rms = float(np.sqrt(np.mean(residual**2)))
+    scale = max(1.0, (w_px / ALIGN_WIDTH_PX) * 3.0)  # neighbouring residuals are correlated by the blur
+    try:
+        covariance = np.linalg.inv(hessian) * rms**2 * scale**2
+    except np.linalg.LinAlgError:
+        return None
+    sigma = np.sqrt(np.maximum(np.diag(covariance)[:3], 0.0))
+    return DirectFit(params[:3], float(params[3]), sigma, rms, int(inside.sum()))
