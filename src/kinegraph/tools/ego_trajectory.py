@@ -33,10 +33,13 @@ from kinegraph.tools.ground_tracks import (
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
 from kinegraph.tools.road_alignment import (
     ALIGN_WIDTH_PX,
+    MIN_STRUCTURE,
     DirectFit,
     align_pair,
+    far_field_turns,
     prepare,
-    search_step,
+    smooth_speed_path,
+    step_costs,
 )
 
 MAX_WIDTH_PX = 960  # frames wider than this are downscaled for tracking (speed; precision holds)
@@ -45,9 +48,12 @@ MAX_SPEED_MPS = 45.0  # the coarse search for the first pair's step covers 0 .. 
 RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)
 TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure the camera's lever arm
 MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
-STILL_RESIDUAL_SHARE = 0.95  # an alignment leaving more than this of the standstill residual: standstill
+SPEED_GRID_MPS = np.linspace(0.0, MAX_SPEED_MPS, 61)  # the speeds each aligned pair's cost is read at
+MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (hard braking is ~8-9)
+STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
 MIN_TRUSTED_INLIERS = 30  # a pair's tracks are trusted with this many road inliers ...
 MIN_TRUSTED_SHARE = 0.5  # ... explaining this share of its tracked corners (else they hold on to clutter)
+BLOCKY = 2.2  # blockiness above which frames are deblocked before tracking
 ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
@@ -131,16 +137,38 @@ class EgoTrajectory:
 
 
 def _grays(frames: np.ndarray, camera: CameraModel) -> tuple[list[np.ndarray], CameraModel]:
+    """Grey frames at most `MAX_WIDTH_PX` wide, deblocked first when compression left an 8x8 grid: the
+    grid's corners stay put while the road moves, and trackers hold on to them."""
     width = frames.shape[2]
     factor = min(1.0, MAX_WIDTH_PX / width)
-    grays = []
-    for frame in frames:
-        gray = cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
+    grays = [cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) for frame in frames]
+    deblock = deblocking_sigma_px(grays[len(grays) // 2])
+    out = []
+    for gray in grays:
+        if deblock > 0:
+            gray = cv2.GaussianBlur(gray, (0, 0), deblock)
         if factor < 1.0:
-            size = (round(width * factor), round(frame.shape[0] * factor))
+            size = (round(width * factor), round(gray.shape[0] * factor))
             gray = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
-        grays.append(gray)
-    return grays, camera.scaled(factor) if factor < 1.0 else camera
+        out.append(gray)
+    return out, camera.scaled(factor) if factor < 1.0 else camera
+
+
+def blockiness(gray: np.ndarray) -> float:
+    """Mean grey step across 8x8 block boundaries over the mean step elsewhere: ~1 for a clean frame,
+    1.4-1.9 after ordinary JPEG and video compression, 3 and more at JPEG quality 10."""
+    image = gray.astype(np.float32)
+    dx, dy = np.abs(np.diff(image, axis=1)), np.abs(np.diff(image, axis=0))
+    at_x, at_y = np.arange(dx.shape[1]) % 8 == 7, np.arange(dy.shape[0]) % 8 == 7
+    across = dx[:, at_x].mean() + dy[at_y].mean()
+    within = dx[:, ~at_x].mean() + dy[~at_y].mean()
+    return float(across / max(within, 1e-6))
+
+
+def deblocking_sigma_px(gray: np.ndarray) -> float:
+    """Gaussian sigma (px) that smooths a frame's compression grid away, 0 when it has none to speak of."""
+    excess = blockiness(gray) - BLOCKY
+    return float(np.clip(0.8 + 0.25 * excess, 0.8, 2.5)) if excess > 0 else 0.0
 
 
 def photometric_normalised(grays: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -221,39 +249,58 @@ def direct_motions(
     pairs: Sequence[int],
     seeds: Sequence[PairFit | None],
 ) -> list[DirectFit | None]:
-    """The motion of each of `pairs` by direct road alignment at low resolution (None elsewhere), started
-    from the nearest pair's tracked motion in `seeds`, else the last alignment, else a coarse search.
-    The clip's temporal median is taken out of every frame first: what stays put in the image (a bonnet,
-    a car ahead at constant distance, burned-in text, a compression grid on a road too flat to change
-    its blocks) would otherwise pull every alignment to standstill."""
+    """The motion of each of `pairs` by direct road alignment at low resolution (None elsewhere).
+
+    The clip's temporal median is taken out of every frame first: what stays put in the image (a
+    bonnet, a car ahead at constant distance, burned-in text, a compression grid on a road too flat to
+    change its blocks) would otherwise pull every alignment to standstill. A pair whose two frames keep
+    little but noise after that (`STANDING_ENERGY_SHARE`) shows the car standing. The others get a cost
+    curve over every forward speed, read at the turn of the nearest tracked pair (else the far field's,
+    `far_field_turns`); one dynamic-programming pass picks the clip's speed profile through them (a car
+    cannot jump between speeds), and Gauss-Newton refines each pair from it.
+    """
     small, small_cam = _small(raw, cam)
-    prepared = [prepare(g) for g in small]
-    background = np.median(np.stack(prepared), axis=0)
-    moving = [p - background for p in prepared]
+    prepared = np.stack([prepare(g) for g in small])
+    moving = prepared - np.median(prepared, axis=0)
     mask = road_mask(small[0].shape, small_cam, pitch) > 0
-    tracked = [k for k, f in enumerate(seeds) if f is not None]
     fits: list[DirectFit | None] = [None] * (len(raw) - 1)
-    last: tuple[int, np.ndarray] | None = None
-    for k in sorted(pairs):
-        if tracked:
-            near = min(tracked, key=lambda j: abs(j - k))
-            seed = (near, seeds[near].motion)  # type: ignore[union-attr]
-            if last is not None and abs(last[0] - k) < abs(near - k):
-                seed = last
-            guess = seed[1] * float(dt[k] / dt[seed[0]])
-        elif last is not None:
-            guess = last[1] * float(dt[k] / dt[last[0]])
-        else:
-            step = search_step(moving[k], moving[k + 1], small_cam, pitch, MAX_SPEED_MPS * float(dt[k]), mask)
-            guess = np.array([step, 0.0, 0.0])
-        fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
-        if fit is not None:
-            still = float(np.sqrt(np.mean((moving[k + 1][mask] - moving[k][mask]) ** 2)))
-            if fit.rms > STILL_RESIDUAL_SHARE * still:  # moving explains no more than standing still
-                fit = fit._replace(motion=np.zeros(3), sigma=np.array([0.01, 0.01, np.radians(0.05)]))
-        fits[k] = fit
-        last = (k, fit.motion) if fit is not None else None
+    if not mask.any() or float(np.mean(prepared[:, mask] ** 2)) < MIN_STRUCTURE:
+        return fits  # no road in view, or a road without any structure (blank frames)
+    # each frame's share of its road structure that the clip's median does not explain
+    share = np.mean(moving[:, mask] ** 2, axis=1) / np.maximum(np.mean(prepared[:, mask] ** 2, axis=1), 1e-9)
+    still = np.array([0.01, 0.01, math.radians(0.05)])
+    tracked = [k for k, f in enumerate(seeds) if f is not None]
+    todo = [k for k in sorted(pairs) if max(share[k], share[k + 1]) >= STANDING_ENERGY_SHARE]
+    for k in sorted(set(pairs) - set(todo)):  # both frames show the standing view
+        fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+    if not todo:
+        return fits
+    far = far_field_turns(prepared, small_cam, pitch)
+    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(far[k]) for k in todo]
+    costs = np.stack(
+        [
+            step_costs(moving[k], moving[k + 1], small_cam, pitch, SPEED_GRID_MPS * float(dt[k]), mask, turn)
+            for k, turn in zip(todo, turns, strict=True)
+        ]
+    )
+    speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2)
+    for k, turn, speed in zip(todo, turns, speeds, strict=True):
+        guess = np.array([speed * float(dt[k]), 0.0, turn])
+        fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
+        if fits[k] is not None and not tracked:  # two independent readings of the turn: road and far field
+            fit = fits[k]
+            fits[k] = fit._replace(
+                motion=np.array([fit.motion[0], fit.motion[1], 0.5 * (fit.motion[2] + turn)])
+            )
     return fits
+
+
+def _nearest_turn(k: int, seeds: Sequence[PairFit | None], tracked: Sequence[int], dt: np.ndarray) -> float:
+    """The heading change of the tracked pair nearest to pair k, at k's frame gap (0 without one)."""
+    if not tracked:
+        return 0.0
+    near = min(tracked, key=lambda j: abs(j - k))
+    return float(seeds[near].motion[2]) * float(dt[k] / dt[near])  # type: ignore[union-attr]
 
 
 def _track_at(

@@ -38,13 +38,15 @@ MIN_STRUCTURE = 1e-3  # mean squared prepared value below which a road region ca
 
 class DirectFit(NamedTuple):
     """A pair's motion [tx_m, ty_m, dyaw_rad], pitch change (rad), 1-sigma of [tx, ty, dyaw], RMS of the
-    normalised residual and the road pixels used."""
+    normalised residual, the road pixels used, and the residual's share of standing still's (~1 when
+    the frames show no motion the road's structure could reveal)."""
 
     motion: np.ndarray
     dpitch_rad: float
     sigma: np.ndarray
     rms: float
     n_px: int
+    still_ratio: float = 0.0
 
 
 def prepare(gray: np.ndarray, blur_px: float = 1.0, sigma_px: float = LOCAL_SIGMA_PX) -> np.ndarray:
@@ -97,27 +99,80 @@ def homography(
     return cv2.getPerspectiveTransform(src.astype(np.float32), dst.astype(np.float32)).astype(np.float64)
 
 
-def search_step(
-    a: np.ndarray, b: np.ndarray, camera: CameraModel, pitch_rad: float, max_step_m: float, mask: np.ndarray
-) -> float:
-    """The forward step (m) in 0 .. `max_step_m` whose road homography best aligns prepared frame b with
-    a (mean absolute difference over the road): a start for the first pair's alignment."""
+def far_field_turns(prepared: np.ndarray, camera: CameraModel, pitch_rad: float) -> np.ndarray:
+    """Heading change (rad) of each consecutive pair from the horizontal shift of the band just above the
+    horizon (buildings, trees, the skyline: far enough that the car's own travel barely moves them, so
+    their shift is the turn, f * tan(dyaw)), by phase correlation of prepared frames (T, H, W)."""
+    top_row = horizon_row_px(camera, pitch_rad)
+    height = prepared.shape[1]
+    lo, hi = int(np.clip(top_row - 0.25 * height, 0, height - 2)), int(np.clip(top_row + 2, 2, height))
+    if hi - lo < 6:
+        return np.zeros(len(prepared) - 1)
+    band = np.ascontiguousarray(prepared[:, lo:hi]).astype(np.float64)
+    window = cv2.createHanningWindow((band.shape[2], band.shape[1]), cv2.CV_64F)
+    turns = np.zeros(len(prepared) - 1)
+    for k in range(len(prepared) - 1):
+        (dx, _), response = cv2.phaseCorrelate(band[k], band[k + 1], window)
+        # the scene moving right in the image (dx > 0) means the car turned left (+yaw)
+        turns[k] = float(np.arctan(dx / camera.fx_px)) if response > 0.05 else 0.0
+    return turns
+
+
+def step_costs(
+    a: np.ndarray,
+    b: np.ndarray,
+    camera: CameraModel,
+    pitch_rad: float,
+    steps_m: np.ndarray,
+    mask: np.ndarray,
+    dyaw_rad: float = 0.0,
+) -> np.ndarray:
+    """Mean squared difference (len(steps_m),) between prepared frame a and frame b warped back by each
+    forward step (turning by `dyaw_rad`), over the road: the cost curve a pair's step is chosen from."""
     rows, cols = np.nonzero(mask)
+    stride = max(1, int(np.sqrt(len(rows) / 3000)))
+    keep = (rows % stride == 0) & (cols % stride == 0)
+    rows, cols = rows[keep], cols[keep]
     points = np.column_stack([cols, rows]).astype(np.float64).reshape(-1, 1, 2)
-    best, best_cost = 0.0, np.inf
-    for step in np.concatenate([[0.0], np.geomspace(0.05, max_step_m, 24)]):
-        h = homography(a.shape, camera, pitch_rad, np.array([step, 0.0, 0.0]))
+    values = a[rows, cols]
+    costs = np.full(len(steps_m), np.inf)
+    for i, step in enumerate(steps_m):
+        h = homography(a.shape, camera, pitch_rad, np.array([step, 0.0, dyaw_rad]))
         if h is None:
             continue
         moved = cv2.perspectiveTransform(points, h).reshape(-1, 2).astype(np.float32)
         inside = (moved[:, 0] >= 0) & (moved[:, 0] <= a.shape[1] - 1) & (moved[:, 1] <= a.shape[0] - 1)
-        if inside.sum() < 100:
-            continue
-        sampled = cv2.remap(b, moved[:, :1], moved[:, 1:], cv2.INTER_LINEAR).ravel()
-        cost = float(np.mean(np.abs(sampled[inside] - a[rows[inside], cols[inside]])))
-        if cost < best_cost:
-            best, best_cost = float(step), cost
-    return best
+        if inside.sum() >= 100:
+            sampled = cv2.remap(b, moved[:, :1], moved[:, 1:], cv2.INTER_LINEAR).ravel()
+            costs[i] = float(np.mean((sampled[inside] - values[inside]) ** 2))
+    return costs
+
+
+def smooth_speed_path(
+    costs: np.ndarray, speeds_mps: np.ndarray, dt_s: np.ndarray, max_accel_mps2: float
+) -> np.ndarray:
+    """The speed per pair (P,) through the cost curves (P, V) over `speeds_mps` (V,) that is cheapest in
+    all (dynamic programming), changing between pairs by at most `max_accel_mps2` x the time between
+    them. One pair's curve can have its minimum at a wrong step (a dash matching the next dash, noise
+    on a slow, dark road); a car's speed cannot jump, so the clip's curves together pick the profile."""
+    relative = costs / np.maximum(
+        np.nanmin(np.where(np.isfinite(costs), costs, np.nan), axis=1, keepdims=True), 1e-9
+    )
+    relative = np.where(np.isfinite(relative), relative, 1e3)
+    total = relative[0].copy()
+    back = np.zeros(costs.shape, int)
+    for k in range(1, len(costs)):
+        reach = max_accel_mps2 * 0.5 * (dt_s[k] + dt_s[k - 1])
+        jump = np.abs(speeds_mps[:, None] - speeds_mps[None, :])  # (to, from)
+        step_cost = np.where(jump <= reach + 1e-9, 0.05 * (jump / max(reach, 1e-6)) ** 2, np.inf)
+        candidates = total[None, :] + step_cost
+        back[k] = np.argmin(candidates, axis=1)
+        total = candidates[np.arange(len(speeds_mps)), back[k]] + relative[k]
+    path = np.zeros(len(costs), int)
+    path[-1] = int(np.argmin(total))
+    for k in range(len(costs) - 1, 0, -1):
+        path[k - 1] = back[k, path[k]]
+    return speeds_mps[path]
 
 
 class _Level(NamedTuple):
