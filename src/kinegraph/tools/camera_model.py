@@ -46,6 +46,7 @@ class CameraModel:
     source: CameraSource = "default"
     assumed: frozenset[str] = frozenset()  # of "focal", "height": values nobody gave, taken from defaults
     pitch_estimated: bool = False  # the pitch was measured from the road, not given
+    focal_sigma_px: float | None = None  # set when the focal length was estimated from the video
 
     def __post_init__(self) -> None:
         values = {"fx": self.fx_px, "fy": self.fy_px, "cx": self.cx_px, "cy": self.cy_px}
@@ -73,6 +74,7 @@ class CameraModel:
         """The same camera for images resized by `factor` (pixel centres stay at integers)."""
         return replace(
             self,
+            focal_sigma_px=None if self.focal_sigma_px is None else self.focal_sigma_px * factor,
             fx_px=self.fx_px * factor,
             fy_px=self.fy_px * factor,
             cx_px=(self.cx_px + 0.5) * factor - 0.5,
@@ -91,8 +93,13 @@ class CameraModel:
             "pitch_deg": pitch,
             "roll_deg": round(math.degrees(self.roll_rad), 3),
             "source": self.source,
+            **({} if self.focal_sigma_px is None else {"focal_sigma_px": round(self.focal_sigma_px, 2)}),
             "values": {
-                "focal": "assumed" if "focal" in self.assumed else "given",
+                "focal": "assumed"
+                if "focal" in self.assumed
+                else "estimated"
+                if self.focal_sigma_px is not None
+                else "given",
                 "height": "assumed" if "height" in self.assumed else "given",
                 "pitch": "estimated" if self.pitch_estimated or self.pitch_rad is None else "given",
             },

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.focal_from_turns import focal_from_turns
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
 from kinegraph.tools.ground_tracks import (
     PairMatches,
@@ -480,6 +481,18 @@ def estimate_trajectory(
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
+    if "focal" in camera.assumed:
+        found = focal_from_turns(tracked.fits, cam, float(cam.pitch_rad or 0.0))
+        if found is not None:  # measure the clip again through the camera its turns revealed
+            ratio = found.focal_px / cam.fx_px
+            camera = replace(
+                camera,
+                fx_px=camera.fx_px * ratio,
+                fy_px=camera.fy_px * ratio,
+                assumed=camera.assumed - {"focal"},
+                focal_sigma_px=camera.fx_px * ratio * found.sigma_px / found.focal_px,
+            )
+            tracked, cam = track_clip(frames, t, camera, seed, flows)
     estimate = which_estimate(tracked)
     fits = tracked.fits if estimate.kind != "road_alignment" else [None] * len(tracked.fits)
     priors = [(d.motion, d.sigma) if d is not None else None for d in tracked.direct]
