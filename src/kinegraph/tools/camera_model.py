@@ -47,6 +47,7 @@ class CameraModel:
     assumed: frozenset[str] = frozenset()  # of "focal", "height": values nobody gave, taken from defaults
     pitch_estimated: bool = False  # the pitch was measured from the road, not given
     focal_sigma_px: float | None = None  # set when the focal length was estimated from the video
+    height_sigma_m: float | None = None  # set when the mounting height was estimated from the video
 
     def __post_init__(self) -> None:
         values = {"fx": self.fx_px, "fy": self.fy_px, "cx": self.cx_px, "cy": self.cy_px}
@@ -94,13 +95,18 @@ class CameraModel:
             "roll_deg": round(math.degrees(self.roll_rad), 3),
             "source": self.source,
             **({} if self.focal_sigma_px is None else {"focal_sigma_px": round(self.focal_sigma_px, 2)}),
+            **({} if self.height_sigma_m is None else {"height_sigma_m": round(self.height_sigma_m, 3)}),
             "values": {
                 "focal": "assumed"
                 if "focal" in self.assumed
                 else "estimated"
                 if self.focal_sigma_px is not None
                 else "given",
-                "height": "assumed" if "height" in self.assumed else "given",
+                "height": "assumed"
+                if "height" in self.assumed
+                else "estimated"
+                if self.height_sigma_m is not None
+                else "given",
                 "pitch": "estimated" if self.pitch_estimated or self.pitch_rad is None else "given",
             },
         }

@@ -32,6 +32,7 @@ from kinegraph.tools.ground_tracks import (
     static_pixels,
 )
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
+from kinegraph.tools.lane_geometry import height_from_lanes
 from kinegraph.tools.road_alignment import (
     ALIGN_WIDTH_PX,
     MIN_STRUCTURE,
@@ -51,6 +52,9 @@ TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure t
 MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
 SPEED_GRID_MPS = np.linspace(0.0, MAX_SPEED_MPS, 61)  # the speeds each aligned pair's cost is read at
 MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (hard braking is ~8-9)
+RETRY_FOCAL_SHARE = 0.8  # an assumed lens that loses more pairs than this is tried narrower and wider
+RETRY_FOCAL_SCALES = (0.65, 1.5)
+TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
 MIN_TRUSTED_INLIERS = 30  # a pair's tracks are trusted with this many road inliers ...
 MIN_TRUSTED_SHARE = 0.5  # ... explaining this share of its tracked corners (else they hold on to clutter)
@@ -482,6 +486,7 @@ def estimate_trajectory(
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
     if "focal" in camera.assumed:
+        tracked, cam, camera = _retry_focal(frames, t, camera, seed, flows, tracked, cam)
         found = focal_from_turns(tracked.fits, cam, float(cam.pitch_rad or 0.0))
         if found is not None:  # measure the clip again through the camera its turns revealed
             ratio = found.focal_px / cam.fx_px
@@ -493,6 +498,8 @@ def estimate_trajectory(
                 focal_sigma_px=camera.fx_px * ratio * found.sigma_px / found.focal_px,
             )
             tracked, cam = track_clip(frames, t, camera, seed, flows)
+    if "height" in camera.assumed:
+        tracked, cam, camera = _height_from_lanes(frames, tracked, cam, camera)
     estimate = which_estimate(tracked)
     fits = tracked.fits if estimate.kind != "road_alignment" else [None] * len(tracked.fits)
     priors = [(d.motion, d.sigma) if d is not None else None for d in tracked.direct]
@@ -523,6 +530,62 @@ def estimate_trajectory(
         lever_arm_m=lever,
         estimate=estimate,
     )
+
+
+def _retry_focal(
+    frames: np.ndarray,
+    t: np.ndarray,
+    camera: CameraModel,
+    seed: int,
+    flows: Sequence[np.ndarray] | None,
+    tracked: Tracked,
+    cam: CameraModel,
+) -> tuple[Tracked, CameraModel, CameraModel]:
+    """With an assumed focal length, a clip that turns is tracked badly where it turns: the road points
+    of a turn move rigidly only through the right lens. When pairs are lost, tracking is retried through
+    a narrower and a wider lens (`RETRY_FOCAL_SCALES`) and the lens whose tracks the road explains best is
+    kept, still marked assumed until `focal_from_turns` measures it."""
+    if _n_fits(tracked) >= RETRY_FOCAL_SHARE * len(tracked.fits) or not _turns(frames, cam):
+        return tracked, cam, camera
+    best = (_inliers(tracked.fits), tracked, cam, camera)
+    for scale in RETRY_FOCAL_SCALES:
+        lens = replace(camera, fx_px=camera.fx_px * scale, fy_px=camera.fy_px * scale)
+        tried, tried_cam = track_clip(frames, t, lens, seed, flows)
+        if _inliers(tried.fits) > best[0]:
+            best = (_inliers(tried.fits), tried, tried_cam, lens)
+    return best[1], best[2], best[3]
+
+
+def _turns(frames: np.ndarray, cam: CameraModel) -> bool:
+    """Whether the far field shows the clip turning by more than `TURN_FOR_FOCAL_DEG` in all."""
+    small, small_cam = _small(_grays(frames, cam)[0], cam)
+    turns = far_field_turns(np.stack([prepare(g) for g in small]), small_cam, float(cam.pitch_rad or 0.0))
+    return bool(np.degrees(np.sum(np.abs(turns))) > TURN_FOR_FOCAL_DEG)
+
+
+def _height_from_lanes(
+    frames: np.ndarray, tracked: Tracked, cam: CameraModel, camera: CameraModel
+) -> tuple[Tracked, CameraModel, CameraModel]:
+    """The tracks, tracking camera and frames' camera with the mounting height the lane markings give
+    (`lane_geometry`), every motion rescaled to it (a flat road's metric scale is the height's), or all
+    three unchanged when the markings give none."""
+    grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera)
+    found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
+    if found is None:
+        return tracked, cam, camera
+    ratio = found.height_m / camera.height_m
+    scale = np.array([ratio, ratio, 1.0])
+    fits = [None if f is None else f._replace(motion=f.motion * scale) for f in tracked.fits]
+    direct = [
+        None if d is None else d._replace(motion=d.motion * scale, sigma=d.sigma * scale)
+        for d in tracked.direct
+    ]
+    estimated = {
+        "height_m": found.height_m,
+        "height_sigma_m": found.sigma_m,
+        "assumed": camera.assumed - {"height"},
+    }
+    return tracked._replace(fits=fits, direct=direct), replace(cam, **estimated), replace(camera, **estimated)
 
 
 def which_estimate(tracked: Tracked) -> Estimate:
