@@ -38,6 +38,7 @@ from kinegraph.tools.road_alignment import (
     MIN_STRUCTURE,
     DirectFit,
     align_pair,
+    cost_contrast,
     far_field_turns,
     prepare,
     smooth_speed_path,
@@ -52,12 +53,13 @@ TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure t
 MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
 SPEED_GRID_MPS = np.linspace(0.0, MAX_SPEED_MPS, 61)  # the speeds each aligned pair's cost is read at
 MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (hard braking is ~8-9)
-RETRY_FOCAL_SHARE = 0.8  # an assumed lens that loses more pairs than this is tried narrower and wider
-RETRY_FOCAL_SCALES = (0.65, 1.5)
+RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narrower and wider ...
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
+FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
+MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
-MIN_TRUSTED_INLIERS = 30  # a pair's tracks are trusted with this many road inliers ...
-MIN_TRUSTED_SHARE = 0.5  # ... explaining this share of its tracked corners (else they hold on to clutter)
+TRUSTED_INLIERS = 40  # a clip's tracks are checked against the direct alignment below this many inliers
+TRUSTED_SHARE = 0.5  # ... or this share of the tracked corners explained (the median pair's)
 BLOCKY = 2.2  # blockiness above which frames are deblocked before tracking
 ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
@@ -288,6 +290,13 @@ def direct_motions(
             for k, turn in zip(todo, turns, strict=True)
         ]
     )
+    contrast = cost_contrast(costs)
+    if np.median(contrast) < MIN_COST_CONTRAST:  # no road structure moves: the car stands
+        for k in todo:
+            fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+        return fits
+    # a flat curve shows nothing moving: it leans towards standing, as far as its neighbours allow
+    costs[contrast < MIN_COST_CONTRAST] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2)
     for k, turn, speed in zip(todo, turns, speeds, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
@@ -370,13 +379,20 @@ def track_clip(
     if cam.pitch_rad is None:
         tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, tracked)
         cam = replace(cam, pitch_rad=pitch)
-    tracked = tracked._replace(fits=[trusted(f) for f in tracked.fits])
-    missing = [k for k, f in enumerate(tracked.fits) if f is None]
-    if len(missing) > len(tracked.fits) - max(1, len(tracked.fits) // 3):
-        missing = list(range(len(tracked.fits)))  # the fall-back aligns every pair (`which_estimate`)
-    direct = (
-        direct_motions(raw, cam, float(cam.pitch_rad or 0.0), dt, missing, tracked.fits) if missing else []
-    )
+    fits = tracked.fits
+    pitch = float(cam.pitch_rad or 0.0)
+    if weak_tracks(fits):  # every pair aligned directly too, and tracks that disagree are dropped
+        direct = direct_motions(raw, cam, pitch, dt, range(len(fits)), fits)
+        fits = [
+            f if f is None or d is None or agrees(f, d) else None for f, d in zip(fits, direct, strict=True)
+        ]
+        if sum(f is not None for f in fits) < max(1, len(fits) // 3):
+            fits = [None] * len(fits)  # the few left would decide the clip: the fall-back aligns it all
+        return tracked._replace(fits=fits, direct=direct), cam
+    missing = [k for k, f in enumerate(fits) if f is None]
+    if len(missing) > len(fits) - max(1, len(fits) // 3):
+        missing = list(range(len(fits)))  # the fall-back aligns every pair (`which_estimate`)
+    direct = direct_motions(raw, cam, pitch, dt, missing, fits) if missing else []
     return tracked._replace(direct=direct or tracked.direct), cam
 
 
@@ -410,13 +426,21 @@ def _pitch_unknown(
     return tracked._replace(fits=[ransac_pair(m, at, pitch, rng) for m in tracked.matches]), pitch
 
 
-def trusted(fit: PairFit | None) -> PairFit | None:
-    """The fit, when enough road corners support it: a handful of inliers among many tracked corners is
-    what noise, compression and a dark road leave, and such tracks hold on to what does not move."""
-    if fit is None:
-        return None
-    n = len(fit.inliers.a_px)
-    return fit if n >= MIN_TRUSTED_INLIERS and n >= MIN_TRUSTED_SHARE * fit.n_tracked else None
+def weak_tracks(fits: Sequence[PairFit | None]) -> bool:
+    """Whether the clip's road tracks are too thin to trust alone: most pairs lost, or the road model
+    explaining under `TRUSTED_SHARE` of the tracked corners (what noise, compression and a dark road
+    leave; such tracks can hold on to what does not move, and read a moving car as standing)."""
+    made = [f for f in fits if f is not None]
+    if len(made) < 0.8 * len(fits):
+        return True
+    share = np.median([len(f.inliers.a_px) / max(f.n_tracked, 1) for f in made])
+    return bool(share < TRUSTED_SHARE or np.median([len(f.inliers.a_px) for f in made]) < TRUSTED_INLIERS)
+
+
+def agrees(fit: PairFit, direct: DirectFit) -> bool:
+    """Whether a pair's tracked step and its direct alignment's agree (within a quarter, or 10 cm)."""
+    tracked_step, aligned_step = float(np.hypot(*fit.motion[:2])), float(np.hypot(*direct.motion[:2]))
+    return abs(tracked_step - aligned_step) <= max(0.1, 0.25 * aligned_step)
 
 
 def _n_fits(tracked: Tracked) -> int:
@@ -485,19 +509,8 @@ def estimate_trajectory(
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
-    if "focal" in camera.assumed:
-        tracked, cam, camera = _retry_focal(frames, t, camera, seed, flows, tracked, cam)
-        found = focal_from_turns(tracked.fits, cam, float(cam.pitch_rad or 0.0))
-        if found is not None:  # measure the clip again through the camera its turns revealed
-            ratio = found.focal_px / cam.fx_px
-            camera = replace(
-                camera,
-                fx_px=camera.fx_px * ratio,
-                fy_px=camera.fy_px * ratio,
-                assumed=camera.assumed - {"focal"},
-                focal_sigma_px=camera.fx_px * ratio * found.sigma_px / found.focal_px,
-            )
-            tracked, cam = track_clip(frames, t, camera, seed, flows)
+    if "focal" in camera.assumed and _turns(frames, cam):
+        tracked, cam, camera = _focal_from_turns(frames, t, camera, seed, flows, tracked, cam)
     if "height" in camera.assumed:
         tracked, cam, camera = _height_from_lanes(frames, tracked, cam, camera)
     estimate = which_estimate(tracked)
@@ -532,7 +545,7 @@ def estimate_trajectory(
     )
 
 
-def _retry_focal(
+def _focal_from_turns(
     frames: np.ndarray,
     t: np.ndarray,
     camera: CameraModel,
@@ -541,19 +554,38 @@ def _retry_focal(
     tracked: Tracked,
     cam: CameraModel,
 ) -> tuple[Tracked, CameraModel, CameraModel]:
-    """With an assumed focal length, a clip that turns is tracked badly where it turns: the road points
-    of a turn move rigidly only through the right lens. When pairs are lost, tracking is retried through
-    a narrower and a wider lens (`RETRY_FOCAL_SCALES`) and the lens whose tracks the road explains best is
-    kept, still marked assumed until `focal_from_turns` measures it."""
-    if _n_fits(tracked) >= RETRY_FOCAL_SHARE * len(tracked.fits) or not _turns(frames, cam):
-        return tracked, cam, camera
+    """Tracks, tracking camera and frames' camera through the lens a turning clip reveals.
+
+    Through a wrong lens the road points of a turn do not move rigidly, so tracking is first retried
+    through a narrower and a wider lens (`RETRY_FOCAL_SCALES`) and the one whose tracks the road explains
+    best is kept; `focal_from_turns` then measures the focal length, and the clip is tracked again
+    through it until the estimate settles (`FOCAL_ROUNDS`). Unmeasurable, the assumed lens stays.
+    """
+    original = (tracked, cam, camera)
     best = (_inliers(tracked.fits), tracked, cam, camera)
     for scale in RETRY_FOCAL_SCALES:
         lens = replace(camera, fx_px=camera.fx_px * scale, fy_px=camera.fy_px * scale)
         tried, tried_cam = track_clip(frames, t, lens, seed, flows)
         if _inliers(tried.fits) > best[0]:
             best = (_inliers(tried.fits), tried, tried_cam, lens)
-    return best[1], best[2], best[3]
+    _, tracked, cam, lens = best
+    measured = None
+    for _ in range(FOCAL_ROUNDS):
+        found = focal_from_turns(tracked.fits, cam, float(cam.pitch_rad or 0.0))
+        if found is None:
+            break
+        ratio = found.focal_px / cam.fx_px
+        lens = replace(lens, fx_px=lens.fx_px * ratio, fy_px=lens.fy_px * ratio)
+        lens = replace(
+            lens,
+            assumed=lens.assumed - {"focal"},
+            focal_sigma_px=lens.fx_px * found.sigma_px / found.focal_px,
+        )
+        tracked, cam = track_clip(frames, t, lens, seed, flows)
+        measured = (tracked, cam, lens)
+        if abs(ratio - 1.0) < 0.02:
+            break
+    return measured or original
 
 
 def _turns(frames: np.ndarray, cam: CameraModel) -> bool:

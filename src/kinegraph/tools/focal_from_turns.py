@@ -22,6 +22,7 @@ from kinegraph.tools.ground_geometry import back_project, move_points, normalise
 from kinegraph.tools.ground_motion import PairFit
 
 SCALES = np.geomspace(0.45, 2.4, 41)  # focal lengths tried, as multiples of the assumed one
+PITCH_STEPS_RAD = np.radians(np.arange(-3.0, 3.01, 0.5))  # pitch offsets tried around the current one
 MIN_TURN_RAD = np.radians(0.8)  # pairs turning less than this carry no information on the focal length
 MIN_TURNING_PAIRS = 4
 PIXEL_SIGMA_PX = 0.7  # tracking noise assumed per coordinate (at 640 px)
@@ -65,11 +66,20 @@ def focal_from_turns(
     if len(turning) < MIN_TURNING_PAIRS:
         return None
     base = camera.fx_px
-    misfits = np.array(
-        [_misfit(turning, replace(camera, fx_px=base * s, fy_px=camera.fy_px * s), pitch_rad) for s in SCALES]
-    )
-    if not np.isfinite(misfits).any():
-        return None
+
+    def misfit(scale: float, pitch: float) -> float:
+        return _misfit(turning, replace(camera, fx_px=base * scale, fy_px=camera.fy_px * scale), pitch)
+
+    # the pitch found under a wrong focal length is wrong with it: search the two in turn
+    pitch = pitch_rad
+    for _ in range(3):
+        misfits = np.array([misfit(s, pitch) for s in SCALES])
+        if not np.isfinite(misfits).any():
+            return None
+        scale = float(SCALES[int(np.nanargmin(np.where(np.isfinite(misfits), misfits, np.nan)))])
+        pitches = pitch + PITCH_STEPS_RAD
+        pitch = float(pitches[int(np.argmin([misfit(scale, p) for p in pitches]))])
+    misfits = np.array([misfit(s, pitch) for s in SCALES])
     best = int(np.nanargmin(np.where(np.isfinite(misfits), misfits, np.nan)))
     if best in (0, len(SCALES) - 1):
         return None  # the minimum is at the edge of what was tried: no estimate
