@@ -141,6 +141,18 @@ class Prediction(BaseModel):
     usage_by_role: dict[str, Usage] = Field(default_factory=dict)
     latency_s: float = 0.0
     metadata: JsonDict = Field(default_factory=dict)
+    #: what the answer rests on that the user should know (e.g. a camera assumed, not given or measured);
+    #: run.json counts them per group and the run ends with one line per kind
+    warnings: list[str] = Field(default_factory=list)
+
+
+def group_warnings(predictions: Iterable[Prediction]) -> dict[str, int]:
+    """How many groups (clips, videos) each warning was raised for."""
+    groups: dict[str, set[str]] = {}
+    for p in predictions:
+        for warning in p.warnings:
+            groups.setdefault(warning, set()).add(p.group or p.sample_id)
+    return {warning: len(members) for warning, members in sorted(groups.items())}
 
 
 def usage_per_role(predictions: Iterable[Prediction]) -> dict[str, Usage]:

@@ -36,13 +36,18 @@ def answer_from(measurement: str) -> Callable[[GroupState], Any]:
         answers: Answers = measured.get("answers", {})
         trace = [{"node": f"measure_{measurement}", "output": measured.get("signals", {})}]
         results = []
+        warnings = list(measured.get("warnings", []))
         for s in state["samples"]:
             label = answers.get(s.question_id or "")
             frames = state.get("frame_record")
             if label is None:
-                results.append(prediction(s, status=Status.skipped, trace=trace, frames=frames))
+                results.append(
+                    prediction(s, status=Status.skipped, trace=trace, frames=frames, warnings=warnings)
+                )
             else:
-                results.append(prediction(s, raw=label, answer=label, trace=trace, frames=frames))
+                results.append(
+                    prediction(s, raw=label, answer=label, trace=trace, frames=frames, warnings=warnings)
+                )
         return {"results": results}
 
     return answer

@@ -5,8 +5,6 @@ oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,25 +40,20 @@ def clip_camera(
     )
 
 
-_warned = threading.Event()
-
-
-def warn_assumed_camera(camera: CameraModel) -> None:
-    """One warning line on stderr (once a process) when a clip is measured with an assumed camera: its
+def camera_warnings(camera: CameraModel) -> list[str]:
+    """The warning a prediction carries when its clip was measured through assumed camera values: its
     speeds and distances scale with the assumed focal length and mounting height."""
-    if _warned.is_set():
-        return
-    _warned.set()
-    assumed = " and ".join(sorted(camera.assumed))
-    print(
-        f"warning: no camera in the data or options: the measured trajectory assumes the {assumed} "
-        f"({CARLA_DEFAULT_HFOV_DEG:.0f} deg field of view, {DEFAULT_HEIGHT_M} m mount) and estimates the "
-        "pitch; "
-        "speeds scale with both (give -O focal_px= -O camera_height_m= or a camera object); every "
-        "prediction records the camera under trace trajectory.camera.values",
-        file=sys.stderr,
-        flush=True,
-    )
+    if not camera.assumed:
+        return []
+    defaults = {
+        "focal": f"a {CARLA_DEFAULT_HFOV_DEG:.0f} deg field of view",
+        "height": f"a {DEFAULT_HEIGHT_M} m mount",
+    }
+    assumed = " and ".join(defaults[name] for name in sorted(camera.assumed))
+    return [
+        f"camera assumed, not given or measured: {assumed} (speeds scale with it; give -O focal_px= "
+        "-O camera_height_m= or a camera object)"
+    ]
 
 
 def decode_clip(sample: Sample, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:
@@ -86,14 +79,13 @@ def measure_clip(
 
     frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
-    if camera.assumed:
-        warn_assumed_camera(camera)
     trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
     kinematics = measured_kinematics(trajectory)
     return {
         "record": record,
         "kinematics": kinematics,
         "measured": {
+            "warnings": camera_warnings(trajectory.camera),
             "answers": label_clip(kinematics.arrays(), load_question_bank(), features=kinematics.features),
             "signals": {
                 "trajectory": trajectory.summary(),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
-from kinegraph.report.tables import item_rows, role_rows, rows
+from kinegraph.report.tables import item_rows, role_rows, rows, warning_lines
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
@@ -93,6 +93,10 @@ def render(comparison: Comparison) -> str:
     header, body = role_rows(comparison)
     if body:
         parts.append("<h2>Cost by model role</h2>" + html_table(header, body))
+    warnings = warning_lines(comparison)
+    if warnings:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in warnings)
+        parts.append(f"<h2>Warnings</h2><ul class=warnings>{items}</ul>")
     body_html = "\n".join(p for p in parts if p)
     return (
         f"<!doctype html><html><head><meta charset=utf-8><title>kinegraph report</title>"

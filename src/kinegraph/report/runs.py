@@ -12,7 +12,7 @@ from kinegraph.errors import DataError
 from kinegraph.graphs import graphs
 from kinegraph.rundir import METRICS, PREDICTIONS, RUN_JSON, read_json, read_predictions
 from kinegraph.suites import GroupStats, Suite, samples_from_predictions, suites
-from kinegraph.types import DEFAULT_ROLE, FAILED_STATUSES, Prediction, Usage, usage_per_role
+from kinegraph.types import DEFAULT_ROLE, FAILED_STATUSES, Prediction, Usage, group_warnings, usage_per_role
 
 
 @dataclass
@@ -93,6 +93,11 @@ class RunData:
             return {str(k): str(v) for k, v in recorded.items()}
         model = self.config.get("model")
         return {DEFAULT_ROLE: model} if model else {}
+
+    @cached_property
+    def warnings(self) -> dict[str, int]:
+        """Each warning its predictions carry, with the number of groups (clips, videos) it concerns."""
+        return group_warnings(self.predictions)
 
     @cached_property
     def error_rate(self) -> float:

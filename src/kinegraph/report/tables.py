@@ -78,6 +78,15 @@ def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def warning_lines(comparison: Comparison) -> list[str]:
+    """One line per run and warning: what the run's answers rest on that was assumed, and how often."""
+    return [
+        f"{run.label}: {count} of {len({p.group or p.sample_id for p in run.predictions})} groups: {warning}"
+        for run in comparison.runs
+        for warning, count in run.warnings.items()
+    ]
+
+
 def print_table(comparison: Comparison, console: Console | None = None) -> None:
     console = console or Console(width=None if sys.stdout.isatty() else 220)  # no folding in pipes/logs
     header, body = rows(comparison)
@@ -114,6 +123,8 @@ def print_table(comparison: Comparison, console: Console | None = None) -> None:
         for row in body:
             roles.add_row(*map(escape, row))
         console.print(roles)
+    for line in warning_lines(comparison):
+        console.print(f"[yellow]warning:[/yellow] {escape(line)}")
 
 
 def markdown(comparison: Comparison) -> str:
@@ -130,6 +141,9 @@ def markdown(comparison: Comparison) -> str:
     if body:
         lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in body]
+    warnings = warning_lines(comparison)
+    if warnings:
+        lines += ["", "Warnings:", "", *[f"- {line}" for line in warnings]]
     lines += ["", f"Scores: {comparison.scorer}."]
     lines += [f"- {key}: {value}" for key, value in comparison.notes.items()]
     return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,15 @@ from kinegraph.rundir import (
     write_json,
 )
 from kinegraph.suites import suites
-from kinegraph.types import FAILED_STATUSES, Prediction, RunConfig, Sample, Usage, usage_per_role
+from kinegraph.types import (
+    FAILED_STATUSES,
+    Prediction,
+    RunConfig,
+    Sample,
+    Usage,
+    group_warnings,
+    usage_per_role,
+)
 
 
 class RunSummary(BaseModel):
@@ -41,6 +50,7 @@ class RunSummary(BaseModel):
     groups: int = 0
     decodes: int = 0
     tool_calls: int = 0  # batched GPU-tool calls; fewer than the clips measured = clips shared calls
+    warnings: dict[str, int] = Field(default_factory=dict)  # warning -> groups it was raised for
     metrics: dict[str, Any] | None = None
     headline: dict[str, float | None] | None = None
 
@@ -109,7 +119,11 @@ def finish_run(
         groups=context.stats.groups,
         decodes=context.stats.decodes,
         tool_calls=context.stats.tool_calls + context.tools.calls(),
+        warnings=group_warnings(predictions),
     )
+    n_groups = len({p.group or p.sample_id for p in predictions})
+    for warning, count in summary.warnings.items():
+        print(f"warning: {count} of {n_groups} groups: {warning}", file=sys.stderr, flush=True)
     if predictions:
         suite = suites.get(config.benchmark)
         metrics = suite.score(samples, predictions)

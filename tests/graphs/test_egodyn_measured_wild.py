@@ -1,0 +1,87 @@
+"""`egodyn.measured` end to end on clips as real dashcams record them: frames at uneven times, and no
+camera written down. The clips are rendered videos with known poses (`write_carla_clips` under
+`synthetic.conditions`); the graph sees only the videos and their rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kinegraph.benchmarks.egodyn_extract import write_qa
+from kinegraph.benchmarks.synthetic.conditions import Conditions
+from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
+from kinegraph.report import compare, markdown
+from kinegraph.run import execute as run
+from kinegraph.types import RunConfig
+
+SMALL = {"resolution": (480, 270), "noise_std": 1.0, "jpeg_quality": 90, "motion_blur_s": 0.0}
+
+
+def _run(data: Path, out: Path) -> None:
+    config = RunConfig(benchmark="egodyn", graph="egodyn.measured", data=str(data), out_dir=str(out))
+    run(config, show_progress=False)
+
+
+def _predictions(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines() if line]
+
+
+def test_uneven_frame_times_from_the_row_are_the_times_measured_at(tmp_path: Path) -> None:
+    """Each inner frame captured up to 30 % of a gap early or late; the clip's row lists the times. The
+    trajectory is measured at those times (before: at index / fps, every speed off by the jitter)."""
+    conditions = Conditions(frame_jitter=0.3, **SMALL)  # type: ignore[arg-type]
+    rows = write_carla_clips(tmp_path / "data", 2, seed=31, conditions=conditions)
+    write_qa(rows, tmp_path / "data" / "carla_clips")
+    _run(tmp_path / "data", tmp_path / "run")
+    by_clip = {p["sample_id"].split(":")[0]: p for p in _predictions(tmp_path / "run")}
+    for row in rows:
+        prediction = by_clip[row["clip_id"]]
+        assert prediction["status"] == "ok", prediction["error"]
+        times = np.asarray(row["frame_times_s"])
+        assert np.ptp(np.diff(times)) > 0.02  # really uneven
+        assert prediction["frames"]["timestamps_s"] == pytest.approx(list(times))
+        trajectory = prediction["trace"][0]["output"]["trajectory"]
+        with np.load(tmp_path / "data" / "carla_clips" / "arrays" / f"{row['clip_id']}.npz") as truth:
+            position, yaw = truth["position"], truth["yaw"]  # EgoDyn's 31 poses at 10 Hz
+        c, s = np.cos(yaw[0]), np.sin(yaw[0])
+        relative = (position - position[0]) @ np.array([[c, -s], [s, c]])
+        truth_t = np.arange(len(position)) / 10.0
+        true_x = np.interp(trajectory["timestamps_s"], truth_t, relative[:, 0])
+        assert np.max(np.abs(np.asarray(trajectory["x_m"]) - true_x)) < 0.25
+
+
+def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Rows without a camera object: every prediction records which camera values were given, assumed
+    or estimated; predictions resting on assumed values carry a warning, the run ends with one line per
+    warning and the report lists it."""
+    conditions = Conditions(camera_given=False, **SMALL)  # type: ignore[arg-type]
+    rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
+    write_qa(rows, tmp_path / "data" / "carla_clips")
+    assert all("camera" not in row for row in rows)
+    capfd.readouterr()
+    _run(tmp_path / "data", tmp_path / "run")
+    err = capfd.readouterr().err
+    predictions = _predictions(tmp_path / "run")
+    assumed = set()
+    for p in predictions:
+        camera = p["trace"][0]["output"]["trajectory"]["camera"]
+        assert set(camera["values"]) == {"focal", "height", "pitch"}
+        assert set(camera["values"].values()) <= {"given", "assumed", "estimated"}
+        assert camera["values"]["focal"] != "given" and camera["values"]["pitch"] == "estimated"
+        if "assumed" in camera["values"].values():
+            assumed.add(p["sample_id"].split(":")[0])
+            assert any("camera assumed" in w for w in p["warnings"])
+        else:
+            assert p["warnings"] == []
+    assert assumed  # straight clips show no lens: at least one clip had to assume
+    lines = [line for line in err.splitlines() if line.startswith("warning:") and "camera assumed" in line]
+    assert len(lines) >= 1 and f"{len(assumed)} of 3 groups" in lines[0]
+    totals = json.loads((tmp_path / "run" / "run.json").read_text())["totals"]
+    assert sum(totals["warnings"].values()) >= len(assumed)
+    text = markdown(compare([tmp_path / "run"], n_boot=100))
+    assert "Warnings:" in text and f"{len(assumed)} of 3 groups: camera assumed" in text
