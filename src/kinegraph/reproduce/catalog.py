@@ -69,6 +69,9 @@ class PaperTable(_Strict):
     arms: list[Arm] = Field(min_length=1)
     paper: str = ""
     units: Literal["percent", "fraction"] = "percent"
+    #: the paper's subset of the data, as `--subset` (QuantiPhy Table 2: the 2D questions); a user's
+    #: `--subset` of the same key replaces it
+    subset: dict[str, list[str]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_value_per_column(self) -> PaperTable:

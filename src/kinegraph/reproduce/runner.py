@@ -8,6 +8,7 @@ runs can be resumed or extended with `kinegraph sweep`. Arms that share a graph 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from kinegraph.report.published import ArmResult, PublishedTable, write_publishe
 from kinegraph.reproduce.catalog import NOT_HERE, Arm, PaperTable, papers
 from kinegraph.run.sweep import SweepResult, run_sweep
 from kinegraph.run.sweep_spec import SweepSpec, expand
-from kinegraph.types import RoleModel
+from kinegraph.types import FAILED_STATUSES, RoleModel, Status
 
 SWEEP_YAML = "sweep.yaml"
 
@@ -35,7 +36,11 @@ class Request:
     model: str | None = None
     base_url: str | None = None
     roles: dict[str, RoleModel] = field(default_factory=dict)  # model roles (e.g. Scene-CoT's answerer)
+    model_options: dict[str, Any] = field(default_factory=dict)  # backend options, as `run --model-option`
     limit: int | None = None
+    #: `--limit` counts groups per value of this key; None: the suite's strata (per task / category)
+    limit_per: str | None = None
+    subset: dict[str, list[str]] = field(default_factory=dict)  # as `run --subset`; over the table's own
     loader_options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
     repeats: int = 1
@@ -68,11 +73,22 @@ def sweep_spec(table: PaperTable, request: Request, seed: int | None) -> SweepSp
         run["seed"] = seed
     if request.repeats > 1:
         run["use_cache"] = False  # a repeat asks the model again; a cached answer would repeat the first
-    bench = {"data": request.data, "limit": request.limit, "loader_options": request.loader_options}
+    bench = {
+        "data": _absolute(request.data),
+        "limit": request.limit,
+        "limit_per": limit_per(table, request),
+        "loader_options": {k: _absolute(v) for k, v in request.loader_options.items()},
+        "subset": {**table.subset, **request.subset},
+    }
     model = None
     if request.model:
         roles = {name: role.model_dump() for name, role in request.roles.items()}
-        model = {"model": request.model, "base_url": request.base_url, "roles": roles}
+        model = {
+            "model": request.model,
+            "base_url": request.base_url,
+            "options": request.model_options,
+            "roles": roles,
+        }
     return SweepSpec.model_validate(
         {
             "benchmarks": {table.benchmark: bench},
@@ -81,6 +97,23 @@ def sweep_spec(table: PaperTable, request: Request, seed: int | None) -> SweepSp
             "run": run,
         }
     )
+
+
+def _absolute(value: Any) -> Any:
+    """A path given relative to where the command runs, made absolute: OUT/sweep.yaml is read relative
+    to OUT, so a relative `--data` (or loader option naming a file) would point into the output folder."""
+    if isinstance(value, str) and value and Path(value).exists() and not Path(value).is_absolute():
+        return str(Path(value).resolve())
+    return value
+
+
+def limit_per(table: PaperTable, request: Request) -> str | None:
+    """The key a `--limit` is stratified over: the user's, else the suite's (None without a limit)."""
+    from kinegraph.suites import suites
+
+    if request.limit is None:
+        return None
+    return request.limit_per or suites.get(table.benchmark).strata
 
 
 def repeat_seed(repeat: int, repeats: int) -> int | None:
@@ -143,7 +176,8 @@ def _header_lines(table: PaperTable, request: Request) -> list[str]:
     lines = [
         f"Paper: {paper.title}",
         f"Numbers: {table.source.table}, lines {table.source.lines} of the paper's text ({paper.seed})",
-        f"Benchmark: {table.benchmark}; data: {request.data}; limit: {request.limit or 'none'}",
+        f"Benchmark: {table.benchmark}; data: {request.data}; limit: {_limit_line(table, request)}; "
+        f"subset: {_subset_line(table, request)}",
         f"Model for every VLM arm: {request.model or 'none (VLM-free arms only)'}; the paper's model names "
         "are labels only",
     ]
@@ -159,6 +193,21 @@ def _header_lines(table: PaperTable, request: Request) -> list[str]:
     if table.notes:
         lines.append(table.notes)
     return lines
+
+
+def _limit_line(table: PaperTable, request: Request) -> str:
+    key = limit_per(table, request)
+    if request.limit is None:
+        return "none"
+    return f"the first {request.limit} groups of each {key}" if key else f"the first {request.limit} samples"
+
+
+def _subset_line(table: PaperTable, request: Request) -> str:
+    subset = {**table.subset, **request.subset}
+    text = " ".join(f"{k}={','.join(v)}" for k, v in subset.items()) or "all samples"
+    if table.subset and all(request.subset.get(k, v) == v for k, v in table.subset.items()):
+        text += " (the paper's)"
+    return text
 
 
 def _arm_result(
@@ -180,9 +229,26 @@ def _arm_result(
         result.note = "failed: " + "; ".join(str(r.error) for r in failed) if failed else "no predictions"
         return result
     result.run = str(Path(finished[0]).relative_to(request.out))
-    for d in finished:
-        data = RunData.load(d)
+    runs = [RunData.load(d) for d in finished]
+    for data in runs:
+        counts = Counter(str(p.status) for p in data.predictions)
+        n = len(data.predictions)
+        result.error_rate.append(sum(counts[str(s)] for s in FAILED_STATUSES) / n)
+        result.coverage.append(counts[str(Status.ok)] / n)
+    if not any(result.coverage):
+        result.note = "no valid answer: " + _failures(runs[0])
+        return result
+    for data in runs:
         values = {**data.suite.breakdown(data.metrics), **data.suite.headline(data.metrics)}
         for key in result.published:
             result.measured.setdefault(key, []).append(values.get(key))
     return result
+
+
+def _failures(data: Any) -> str:
+    """`graph_error 6/6 (first: <its error>)`: how a run's predictions ended, and the first error."""
+    counts = Counter(str(p.status) for p in data.predictions)
+    n = len(data.predictions)
+    text = ", ".join(f"{status} {k}/{n}" for status, k in counts.most_common())
+    first = next((p.error for p in data.predictions if p.error), None)
+    return text + (f" (first: {first})" if first else "") + f"; run {data.path}"
