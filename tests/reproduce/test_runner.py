@@ -122,3 +122,35 @@ def test_a_small_limit_spreads_over_the_tasks_so_every_average_is_defined(
     row = next(line for line in report.splitlines() if line.startswith("| Fuyu-8B | Avg |"))
     assert measured_cell(report, "Fuyu-8B | Avg")[1] != "—", row
     assert "limit: the first 1 groups of each category" in report
+
+
+def test_printed_columns_the_suite_computes_are_compared(tmp_path: Path):
+    from kinegraph.agents.loopback import OpenAILoopback
+    from tests.support.run_data import write_egodyn_world
+    from tests.support.text_reader_model import text_reader
+
+    data = str(write_egodyn_world(tmp_path / "egodyn", n_clips=2))
+    out = tmp_path / "out"
+    with OpenAILoopback(responder=text_reader) as server:
+        args = [
+            "reproduce",
+            "egodyn:table9",
+            "--data",
+            data,
+            "--out",
+            str(out),
+            "--base-url",
+            server.base_url,
+        ]
+        result = CliRunner().invoke(app, [*args, "--model", "vllm:loopback-vlm", "--limit", "1"])
+    assert result.exit_code == 0, result.output
+    report = (out / "reproduce.md").read_text()
+    metrics = __import__("json").loads(next(out.glob("egodyn/*num_frames=10*/metrics.json")).read_text())
+    expected = {
+        "Temp F1": metrics["temporal"]["macro_f1"],
+        "PCov": metrics["consistency"]["consistency_coverage"],
+    }
+    for column, value in expected.items():
+        cells = measured_cell(report, f"Qwen3-VL-8B · 10 frames (3.3 FPS) | {column}")
+        assert cells[1] == f"{value:.4f}", (column, cells)
+    assert "no metric in the suite" not in report

@@ -241,8 +241,19 @@ def _arm_result(
     for data in runs:
         values = {**data.suite.breakdown(data.metrics), **data.suite.headline(data.metrics)}
         for key in result.published:
-            result.measured.setdefault(key, []).append(values.get(key))
+            result.measured.setdefault(key, []).append(metric_value(key, values, data.metrics))
     return result
+
+
+def metric_value(key: str, values: dict[str, Any], metrics: dict[str, Any]) -> float | None:
+    """A column's measured number: a headline or breakdown key, or a `/` path into metrics.json
+    (`ego/mc_action`, `temporal/macro_f1`) for a printed number the suite computes but does not headline."""
+    if "/" not in key:
+        return values.get(key)
+    found: Any = metrics
+    for part in key.split("/"):
+        found = found.get(part) if isinstance(found, dict) else None
+    return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
 
 
 def _failures(data: Any) -> str:
