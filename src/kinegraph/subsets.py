@@ -121,6 +121,13 @@ def select(
     return kept
 
 
+def check_limit_key(key: str, keys: Mapping[str, SubsetKey], benchmark: str) -> None:
+    """Refuse a `--limit-per` key the suite does not declare (`ids` is no stratum), naming the keys."""
+    if key == IDS or key not in keys:
+        known = ", ".join(sorted(keys)) or "none"
+        raise UsageError(f"--limit-per: {benchmark} has no key {key!r} (keys: {known})")
+
+
 def first_groups_per(
     samples: Sequence[Sample], n: int, key: str, keys: Mapping[str, SubsetKey], benchmark: str
 ) -> list[Sample]:
@@ -129,9 +136,7 @@ def first_groups_per(
     takes the first samples of a file ordered by task: one task, and every average undefined).
 
     A group is kept whole within its value (DSI's four variants of a row, a clip's questions)."""
-    if key == IDS or key not in keys:
-        known = ", ".join(sorted(keys)) or "none"
-        raise UsageError(f"--limit-per: {benchmark} has no key {key!r} (keys: {known})")
+    check_limit_key(key, keys, benchmark)
     of = keys[key]
     groups: dict[str, list[str]] = {}
     for s in samples:

@@ -107,6 +107,17 @@ def _absolute(value: Any) -> Any:
     return value
 
 
+def _check_keys(table: PaperTable, request: Request) -> None:
+    """A `--subset` or `--limit-per` key the suite does not have is refused before any run starts."""
+    from kinegraph.subsets import check_keys, check_limit_key
+    from kinegraph.suites import suites
+
+    keys = suites.get(table.benchmark).subset_keys
+    check_keys({**table.subset, **request.subset}, keys, table.benchmark)
+    if (key := limit_per(table, request)) is not None:
+        check_limit_key(key, keys, table.benchmark)
+
+
 def limit_per(table: PaperTable, request: Request) -> str | None:
     """The key a `--limit` is stratified over: the user's, else the suite's (None without a limit)."""
     from kinegraph.suites import suites
@@ -132,6 +143,7 @@ def reproduce(
     """Run the table's arms (once per repeat), then write reproduce.md / .html beside the sweep."""
     if runnable_arms(table, request.skip):
         sweep_spec(table, request, None)  # a missing --model or --data is refused before anything runs
+        _check_keys(table, request)
     for arm in table.arms:
         if arm.status == NOT_HERE:
             announce(f"{table.key}: {arm.label}: not reproducible here: {arm.reason}")
