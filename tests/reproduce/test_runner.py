@@ -154,3 +154,39 @@ def test_printed_columns_the_suite_computes_are_compared(tmp_path: Path):
         cells = measured_cell(report, f"Qwen3-VL-8B · 10 frames (3.3 FPS) | {column}")
         assert cells[1] == f"{value:.4f}", (column, cells)
     assert "no metric in the suite" not in report
+
+
+@pytest.fixture(scope="module")
+def tad_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+
+    tad, nus = write_tad_world(tmp_path_factory.mktemp("tad"), n_scenes=1, seed=0)
+    return str(tad), str(nus)
+
+
+def test_scene_cot_asks_for_its_answerer_and_says_which_model_answered(tad_world, tmp_path: Path):
+    import json
+
+    tad, nus = tad_world
+    args = ["--data-option", f"nuscenes_root={nus}", "--model-option", "responses=<answer>A</answer>"]
+    without = CliRunner().invoke(app, [*reproduce_args("tad:table11", tad, tmp_path / "a"), *args])
+    assert without.exit_code == 0, without.output
+    said = (
+        "Model role answerer (tad.scene_cot): scripted:fixed (--model, no --role answerer); the paper's is "
+        "Qwen2.5-14B-Instruct-1M: pass --role answerer=PROVIDER:MODEL to run it as the paper did"
+    )
+    assert f"tad:table11: {said}" in without.stderr and said in (tmp_path / "a" / "reproduce.md").read_text()
+    run_json = next((tmp_path / "a").rglob("run.json"))
+    assert json.loads(run_json.read_text())["role_models"]["answerer"] == "scripted:fixed"
+
+    named = ["--role", "answerer=scripted:qa", "--role-option", "answerer.responses=<answer>B</answer>"]
+    with_role = CliRunner().invoke(app, [*reproduce_args("tad:table11", tad, tmp_path / "b"), *args, *named])
+    assert with_role.exit_code == 0, with_role.output
+    assert "Model role answerer" not in with_role.stderr
+    report = (tmp_path / "b" / "reproduce.md").read_text()
+    assert (
+        "Model role answerer (tad.scene_cot): scripted:qa (--role answerer); "
+        "the paper's: Qwen2.5-14B-Instruct-1M"
+    ) in report
+    run_json = next((tmp_path / "b").rglob("run.json"))
+    assert json.loads(run_json.read_text())["role_models"]["answerer"] == "scripted:qa"

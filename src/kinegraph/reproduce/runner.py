@@ -144,6 +144,9 @@ def reproduce(
     if runnable_arms(table, request.skip):
         sweep_spec(table, request, None)  # a missing --model or --data is refused before anything runs
         _check_keys(table, request)
+    for line in role_lines(table, request):
+        if "the paper's is" in line:
+            announce(f"{table.key}: {line}")
     for arm in table.arms:
         if arm.status == NOT_HERE:
             announce(f"{table.key}: {arm.label}: not reproducible here: {arm.reason}")
@@ -193,6 +196,7 @@ def _header_lines(table: PaperTable, request: Request) -> list[str]:
         f"Model for every VLM arm: {request.model or 'none (VLM-free arms only)'}; the paper's model names "
         "are labels only",
     ]
+    lines += role_lines(table, request)
     if request.repeats > 1:
         lines.append(
             f"Repeats: {request.repeats} (repeat k runs with seed k, 0..{request.repeats - 1}: the model's "
@@ -204,6 +208,34 @@ def _header_lines(table: PaperTable, request: Request) -> list[str]:
         lines.append(f"Printed columns with no metric in the suite: {', '.join(table.unmapped)}")
     if table.notes:
         lines.append(table.notes)
+    return lines
+
+
+def role_lines(table: PaperTable, request: Request) -> list[str]:
+    """Which model answers each paper-declared role of the runnable arms: `--role NAME` when given, else
+    `--model`, said beside the paper's own (Scene-CoT's answerer is Qwen2.5-14B-Instruct-1M in TAD)."""
+    lines = []
+    for role, paper_model in table.roles.items():
+        graphs = sorted(
+            {
+                a.graph
+                for a in runnable_arms(table, request.skip)
+                if a.graph and role in graph_spec(a.graph).model_roles
+            }
+        )
+        if not graphs:
+            continue
+        where = ", ".join(graphs)
+        if role in request.roles:
+            lines.append(
+                f"Model role {role} ({where}): {request.roles[role].model} (--role {role}); "
+                f"the paper's: {paper_model}"
+            )
+        else:
+            lines.append(
+                f"Model role {role} ({where}): {request.model} (--model, no --role {role}); the paper's is "
+                f"{paper_model}: pass --role {role}=PROVIDER:MODEL to run it as the paper did"
+            )
     return lines
 
 
