@@ -78,7 +78,8 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_gpu=True,
         non_official=True,
-        official_options=(("method", "raft_large"),),  # the paper's RAFT Flow row (Table 3)
+        # the paper's RAFT Flow row (Table 3): raft_large with upstream's input preparation (the default)
+        official_options=(("method", "raft_large"), ("raft_preprocessing", "upstream")),
     ),
     _shipped(
         "egodyn.tools",

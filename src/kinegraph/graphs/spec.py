@@ -109,7 +109,10 @@ class GraphSpec:
 
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
         """Whether a run of this graph with `options` is a setting no paper ran."""
-        official = bool(self.official_options) and all(options.get(k) == v for k, v in self.official_options)
+        defaults = {o.name: o.default for o in self.options}
+        official = bool(self.official_options) and all(
+            options.get(k, defaults.get(k)) == v for k, v in self.official_options
+        )
         return self.non_official and not official
 
     def __post_init__(self) -> None:
