@@ -32,7 +32,8 @@ def test_list_names_every_table_with_its_status():
     text = listing()
     for table in all_tables():
         assert table.key in text
-    assert "tad:table10" in text and "not reproducible here" in text.split("tad:table10", 1)[1].split("\n")[0]
+    assert "tad:table12" in text and "not reproducible here" in text.split("tad:table12", 1)[1].split("\n")[0]
+    assert "reproducible" in text.split("tad:table10", 1)[1].split("\n")[0]  # caption_style: Table 10's arms
 
 
 def test_an_arm_not_reproducible_here_must_say_why():

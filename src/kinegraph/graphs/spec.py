@@ -90,7 +90,9 @@ class GraphSpec:
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
     except `own_model_roles`, which a run must name (they have no default). `non_official`: a setting no
     paper ran (e.g. the model calls tools of its choosing), so reports label its runs non-official;
-    `official_options`: options under which such a graph is a paper's setting after all (e.g. the RAFT row).
+    `official_options`: options under which such a graph is a paper's setting after all (e.g. the RAFT row),
+    or, for a paper's graph, the options it must keep to stay one (a sweep ablating TCogMap's thresholds
+    or Scene-CoT's caption style is labelled non-official).
     """
 
     name: str
@@ -110,10 +112,10 @@ class GraphSpec:
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
         """Whether a run of this graph with `options` is a setting no paper ran."""
         defaults = {o.name: o.default for o in self.options}
-        official = bool(self.official_options) and all(
-            options.get(k, defaults.get(k)) == v for k, v in self.official_options
-        )
-        return self.non_official and not official
+        official = all(options.get(k, defaults.get(k)) == v for k, v in self.official_options)
+        if not self.non_official:  # a paper's graph: non-official once an option leaves the paper's setting
+            return not official
+        return not (self.official_options and official)
 
     def __post_init__(self) -> None:
         if not self.needs_model:
