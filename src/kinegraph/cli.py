@@ -119,6 +119,13 @@ RoleOpt = Annotated[
     list[str] | None,
     typer.Option(help="A model role on its own model, e.g. answerer=PROVIDER:MODEL (repeatable)."),
 ]
+LimitPerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="A stratified --limit: N groups (clips, scenes, rows) per value of this --subset key "
+        "(task, category), so every task or category is scored."
+    ),
+]
 RoleOptionOpt = Annotated[
     list[str] | None,
     typer.Option(help="A role's backend option NAME.key=value (NAME.base_url=URL for its server)."),
@@ -251,6 +258,7 @@ def run(
         str | None, typer.Option(help="PROVIDER:MODEL, e.g. openai:gpt-4o, vllm:qwen2.5-vl.")
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
+    limit_per: LimitPerOpt = None,
     subset: Annotated[
         list[str] | None,
         typer.Option(
@@ -327,6 +335,7 @@ def run(
         data=data,
         out_dir=str(out),
         limit=limit,
+        limit_per=limit_per,
         subset=resolve_id_files(parse_subset(subset or []), Path.cwd()),
         concurrency=concurrency,
         base_url=base_url,
@@ -467,7 +476,19 @@ def reproduce(
     ] = None,
     role: RoleOpt = None,
     role_option: RoleOptionOpt = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples per arm.")] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(help="Backend option key=value of --model (scripted: responses=[...], ...)."),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Only the first N groups of each task / category per arm (--limit-per)."),
+    ] = None,
+    limit_per: LimitPerOpt = None,
+    subset: Annotated[
+        list[str] | None,
+        typer.Option(help="As run --subset key=value[,value...]; replaces the table's own subset key."),
+    ] = None,
     data_option: Annotated[list[str] | None, typer.Option(help="Loader option key=value.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Model calls in flight at once.")] = 8,
     repeats: Annotated[
@@ -487,6 +508,7 @@ def reproduce(
     from kinegraph.reproduce import Request, find_table, listing
     from kinegraph.reproduce import reproduce as run_table
     from kinegraph.roles import parse_roles
+    from kinegraph.subsets import parse_subset, resolve_id_files
 
     if list_tables:
         typer.echo(listing(), nl=False)
@@ -502,7 +524,10 @@ def reproduce(
         model=model,
         base_url=base_url,
         roles=parse_roles(role or [], role_option or []),
+        model_options=parse_options(model_option),
         limit=limit,
+        limit_per=limit_per,
+        subset=resolve_id_files(parse_subset(subset or []), Path.cwd()),
         loader_options=parse_options(data_option),
         concurrency=concurrency,
         repeats=repeats,

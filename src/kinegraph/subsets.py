@@ -119,3 +119,31 @@ def select(
         given = " ".join(f"{key}={','.join(values)}" for key, values in subset.items())
         raise UsageError(f"--subset {given}: no {benchmark} sample matches every key at once")
     return kept
+
+
+def check_limit_key(key: str, keys: Mapping[str, SubsetKey], benchmark: str) -> None:
+    """Refuse a `--limit-per` key the suite does not declare (`ids` is no stratum), naming the keys."""
+    if key == IDS or key not in keys:
+        known = ", ".join(sorted(keys)) or "none"
+        raise UsageError(f"--limit-per: {benchmark} has no key {key!r} (keys: {known})")
+
+
+def first_groups_per(
+    samples: Sequence[Sample], n: int, key: str, keys: Mapping[str, SubsetKey], benchmark: str
+) -> list[Sample]:
+    """A stratified `--limit`: the samples of the first `n` groups (clip, video, scene, row) of each value
+    of `key`, in file order, so a small limit still scores every task or category (a plain `--limit`
+    takes the first samples of a file ordered by task: one task, and every average undefined).
+
+    A group is kept whole within its value (DSI's four variants of a row, a clip's questions)."""
+    check_limit_key(key, keys, benchmark)
+    of = keys[key]
+    groups: dict[str, list[str]] = {}
+    for s in samples:
+        value = of(s)
+        if value is None:
+            continue
+        seen = groups.setdefault(value, [])
+        if s.group not in seen and len(seen) < n:
+            seen.append(s.group)
+    return [s for s in samples if (value := of(s)) is not None and s.group in groups[value]]

@@ -109,6 +109,8 @@ class Suite:
     evaluate_flags: tuple[Flag, ...] = ()
     # `--subset` keys besides `ids`: key name -> the sample's value for it (see kinegraph.subsets)
     subset_keys: dict[str, Callable[[Sample], str | None]] = field(default_factory=dict)
+    # the subset key `reproduce --limit N` spreads over (N groups per task / category): averages defined
+    strata: str | None = None
 
     @property
     def scorer(self) -> str:

@@ -188,6 +188,8 @@ class RunConfig(BaseModel):
     data: str | None = None
     out_dir: str
     limit: int | None = None
+    #: `--limit-per KEY`: `limit` counts groups per value of this subset key (task, category), not samples
+    limit_per: str | None = None
     #: `--subset`: suite key -> accepted values (AND across keys); `ids` -> id files (see kinegraph.subsets)
     subset: dict[str, list[str]] = Field(default_factory=dict)
     concurrency: int = 8

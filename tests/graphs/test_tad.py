@@ -154,3 +154,30 @@ def test_tcogmap_without_poses_is_refused_before_any_call(tad_world, kinegraph, 
         assert len(server.requests) == 0
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"error: {tad_world[0]}: field 'ego_poses': empty for tad/")
+
+
+def test_caption_style_is_table_10s_ablation_and_labelled_non_official():
+    from kinegraph.graphs import graph_spec
+    from kinegraph.graphs.tad_prompts import cot_caption_block
+
+    caption = "Description of video keysegment 3:\n```json\n{}\n```"
+    both = cot_caption_block(3, "A wet road.", caption)
+    assert both == (
+        "The following information provides a description of video keysegment 3: \n"
+        "Scene Description: \nA wet road.\nSummary Description: \n```json\n{}\n```"
+    )
+    assert cot_caption_block(3, "A wet road.", caption, "scene") == (
+        "The following information provides a description of video keysegment 3: \n"
+        "Scene Description: \nA wet road."
+    )
+    assert cot_caption_block(3, "A wet road.", caption, "summary") == (
+        "The following information provides a description of video keysegment 3: \n"
+        "Summary Description: \n```json\n{}\n```"
+    )
+    spec = graph_spec("tad.scene_cot")
+    assert not spec.is_non_official({}) and spec.is_non_official({"caption_style": "scene"})
+    tcogmap = graph_spec("tad.tcogmap")
+    assert not tcogmap.is_non_official({"turn_yaw_deg": 10.0})
+    assert tcogmap.is_non_official({"turn_yaw_deg": 5.0})
+    with pytest.raises(ValueError, match="graph tad.scene_cot option caption_style"):
+        spec.check_options({"caption_style": "detailed"})

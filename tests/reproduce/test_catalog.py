@@ -32,7 +32,8 @@ def test_list_names_every_table_with_its_status():
     text = listing()
     for table in all_tables():
         assert table.key in text
-    assert "tad:table10" in text and "not reproducible here" in text.split("tad:table10", 1)[1].split("\n")[0]
+    assert "tad:table12" in text and "not reproducible here" in text.split("tad:table12", 1)[1].split("\n")[0]
+    assert "reproducible" in text.split("tad:table10", 1)[1].split("\n")[0]  # caption_style: Table 10's arms
 
 
 def test_an_arm_not_reproducible_here_must_say_why():
@@ -68,3 +69,35 @@ def test_a_role_reaches_the_sweep_and_only_the_graphs_that_have_it(tmp_path):
     runs = expand(sweep_spec(find_table("tad:table4"), request, seed=0), tmp_path / "out")
     roles = {run.config.graph: {k: r.model for k, r in run.config.roles.items()} for run in runs}
     assert roles["tad.scene_cot"] == {"answerer": "vllm:llm"} and roles["tad.baseline"] == {}
+
+
+def _seed_text(paper: str) -> list[str]:
+    from kinegraph.fixtures import fixtures_dir
+
+    shared = fixtures_dir()
+    seed = shared.parent / "seeds" / papers()[paper].seed if shared else None
+    if seed is None or not seed.is_file():
+        pytest.skip("the papers' texts (../shared/seeds) are not here")
+    return seed.read_text().splitlines()
+
+
+@pytest.mark.parametrize("table", all_tables(), ids=lambda t: t.key)
+def test_every_published_number_is_printed_in_the_lines_the_table_cites(table):
+    import re
+
+    first, last = map(int, table.source.lines.split("-"))
+    cited = "\n".join(_seed_text(table.paper)[first - 1 : last])
+    printed = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", cited)}
+    missing = [(arm.label, v) for arm in table.arms for v in arm.values if v is not None and v not in printed]
+    assert not missing, f"{table.key}: lines {table.source.lines} do not print {missing[:3]}"
+
+
+def test_group_wise_tables_say_what_the_scorer_counts():
+    import inspect
+
+    from kinegraph.evaluators.dsi import group_wise
+
+    at_least = inspect.signature(group_wise).parameters["min_correct"].default
+    words = {3: "at least three of the four"}[at_least]
+    assert words in find_table("dsi:table1-group").title
+    assert not [t.key for t in papers()["dsi"].tables if "all four" in t.title]

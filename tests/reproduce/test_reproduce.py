@@ -98,8 +98,12 @@ def test_repeats_send_seed_k_in_repeat_k_and_say_what_it_changes(tmp_path: Path)
         once = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "one"), "--base-url", server.base_url])
         assert once.exit_code == 0, once.output
         single = [r.body.get("seed") for r in server.requests[len(twice) :]]
-    # two arms (10 and 30 frames) x two questions per repeat, each repeat with its own seed, none cached
-    assert Counter(twice) == {0: 4, 1: 4}
+    # two arms (10 and 30 frames) x the clip's questions per repeat (--limit counts clips per category),
+    # each repeat with its own seed, none cached
+    from kinegraph.suites import suites
+
+    questions = len(suites.get("egodyn").load(data))
+    assert Counter(twice) == {0: 2 * questions, 1: 2 * questions}
     assert single and set(single) == {None}  # one run: the paper's setting, no seed sent (cached as usual)
     report = (tmp_path / "two" / "reproduce.md").read_text()
     assert (

@@ -207,3 +207,40 @@ def test_upsampling_a_constant_flow_scales_it_by_eight(convex: bool) -> None:
     assert fine.shape == (1, 2, 24, 32)
     interior = fine[:, :, 8:16, 8:24]  # convex weights also mix in the zero padding at the border
     torch.testing.assert_close(interior, torch.tensor([12.0, -2.0]).view(1, 2, 1, 1).expand_as(interior))
+
+
+@pytest.mark.slow
+def test_upstream_preprocessing_is_egodyns_raft_baseline(small: Raft) -> None:
+    """The default input preparation, rebuilt here step by step from spec egodyn.md §3.3 and torchvision's
+    OpticalFlow transform: INTER_AREA to the working width, [0, 1], zero pad bottom/right to a multiple of
+    8 (and the pyramid's minimum), normalise to [-1, 1], final refinement, top-left crop."""
+    import cv2
+
+    frames_a, frames_b = _frames(1, 150, 300, seed=10)
+    flow = raft_flow(small, frames_a, frames_b, num_flow_updates=3, max_width_px=200)
+
+    def prepared(frame: np.ndarray) -> torch.Tensor:
+        shrunk = cv2.resize(frame, (200, 100), interpolation=cv2.INTER_AREA)
+        unit = torch.from_numpy(shrunk).permute(2, 0, 1)[None].float() / 255.0
+        padded = torch.zeros(1, 3, 128, 200)  # 100 rows -> 104 (x8) -> 128 (the small model's minimum)
+        padded[:, :, :100, :200] = unit
+        return (padded - 0.5) / 0.5
+
+    with torch.inference_mode():
+        expected = small(prepared(frames_a[0]), prepared(frames_b[0]), 3)[:, :, :100, :200]
+    np.testing.assert_allclose(flow[0], expected[0].permute(1, 2, 0).numpy(), atol=1e-5, rtol=0)
+    other = raft_flow(
+        small, frames_a, frames_b, num_flow_updates=3, max_width_px=200, preprocessing="centred_edge"
+    )
+    assert other.shape == flow.shape and np.abs(other - flow).max() > 1e-3  # the non-official one differs
+    with pytest.raises(ValueError, match="preprocessing must be one of"):
+        raft_flow(small, frames_a, frames_b, preprocessing="torchvision")  # type: ignore[arg-type]
+
+
+def test_the_raft_row_is_official_only_with_upstream_preprocessing() -> None:
+    from kinegraph.graphs import graph_spec
+
+    spec = graph_spec("egodyn.gpu_flow")
+    assert not spec.is_non_official({"method": "raft_large"})  # upstream preparation by default
+    assert spec.is_non_official({"method": "raft_large", "raft_preprocessing": "centred_edge"})
+    assert spec.is_non_official({})  # Horn-Schunck: no paper ran it

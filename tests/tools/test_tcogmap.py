@@ -151,3 +151,27 @@ def test_bad_poses_are_rejected() -> None:
     trans[1, 0] = np.nan
     with pytest.raises(ValueError, match="finite"):
         classify_ego_motion(times, trans, rot)
+
+
+def test_thresholds_are_an_option_whose_defaults_are_upstreams():
+    import numpy as np
+
+    from kinegraph.graphs.catalog import TCOGMAP_UPSTREAM
+    from kinegraph.tools.tcogmap import Thresholds, classify_ego_motion
+
+    # upstream's numbers, as Algorithm 1 prints them (TAD spec §4.2), not read from the module under test
+    assert dict(TCOGMAP_UPSTREAM) == {
+        "stationary_mps": 0.2,
+        "stopping_mps": 1.0,
+        "turn_yaw_deg": 10.0,
+        "lane_change_lateral_mps": 0.4,
+        "lane_change_min_forward_mps": 1.0,
+    }
+    assert Thresholds() == Thresholds(**dict(TCOGMAP_UPSTREAM))
+    # 5 m/s forward while the heading turns left by 8 deg: under 10 deg it is straight driving
+    yaw = np.deg2rad(np.linspace(0.0, 8.0, 5))
+    rotation = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], axis=1)
+    times = np.arange(5) * 500_000.0
+    translation = np.stack([np.arange(5) * 2.5, np.zeros(5), np.zeros(5)], axis=1)
+    assert classify_ego_motion(times, translation, rotation) == "Straight, constant speed"
+    assert classify_ego_motion(times, translation, rotation, Thresholds(turn_yaw_deg=5.0)) == "Turn left"

@@ -23,6 +23,7 @@ from kinegraph.agents.model_defaults import default_max_tokens
 from kinegraph.agents.pricing import PriceTable
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.spending import SpendingLimit
+from kinegraph.agents.usage_meter import count_call
 from kinegraph.types import Usage
 
 
@@ -120,6 +121,7 @@ class ManagedBackend:
                 self.spending.settle(bound, cost)
         usage = response.usage.model_copy(update={"requests": 1, "cached_requests": 0, "cost_usd": cost})
         self.usage = self.usage + usage
+        count_call(self, usage)
         response = response.model_copy(
             update={"usage": usage, "cached": False, "latency_s": time.perf_counter() - start}
         )
@@ -141,6 +143,7 @@ class ManagedBackend:
             return None
         usage = Usage(cached_requests=1)
         self.usage = self.usage + usage
+        count_call(self, usage)
         latency = time.perf_counter() - start
         return hit.model_copy(update={"cached": True, "usage": usage, "latency_s": latency})
 

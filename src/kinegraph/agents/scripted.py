@@ -40,6 +40,8 @@ class ScriptedBackend:
         self.model = model
         self.fn = fn
         self.cycle = cycle
+        if isinstance(responses, int | float) and not isinstance(responses, bool):
+            responses = str(responses)  # `--model-option responses=5` reads the 5 as a number
         single = isinstance(responses, str | GenerateResponse | BaseException)
         self.items: list[ScriptItem] = [responses] if single else list(responses or [])  # type: ignore[list-item]
         if fn is None and not self.items:

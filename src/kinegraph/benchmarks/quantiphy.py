@@ -84,6 +84,7 @@ TABLE_NAMES = (
     "validation_dataset.parquet",
     "validation_dataset.csv",
     "test_dataset.parquet",
+    "quantiphy_counterfactual.csv",  # what `kinegraph data quantiphy-counterfactual --out DIR` writes
 )
 
 

@@ -204,6 +204,7 @@ SUITE = Suite(
     generate=LazyGenerate("kinegraph.benchmarks.synthetic.dsi_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    strata="category",
     subset_keys={
         "category": metadata_key("category"),
         "variant": metadata_key("variant"),

@@ -158,6 +158,7 @@ SUITE = Suite(
     generate=LazyGenerate("kinegraph.benchmarks.synthetic.egodyn_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    strata="category",
     subset_keys={
         "category": metadata_key("category"),
         "source": metadata_key("source"),

@@ -187,5 +187,6 @@ SUITE = Suite(
     generate=LazyGenerate("kinegraph.benchmarks.synthetic.stsbench_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    strata="group",
     subset_keys={"group": metadata_key("scenario_group"), "scenario": metadata_key("scenario")},
 )

@@ -194,6 +194,7 @@ SUITE = Suite(
     generate=LazyGenerate("kinegraph.benchmarks.synthetic.tad_world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
+    strata="task",
     subset_keys={
         "task": lambda s: s.question_id,
         "level": metadata_key("level"),

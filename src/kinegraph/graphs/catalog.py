@@ -9,6 +9,15 @@ from typing import Any
 
 from kinegraph.graphs.spec import GraphSpec
 
+# Algorithm 1's thresholds as upstream sets them (tools/tcogmap.py; literal here so listing imports no tools)
+TCOGMAP_UPSTREAM: tuple[tuple[str, Any], ...] = (
+    ("stationary_mps", 0.2),
+    ("stopping_mps", 1.0),
+    ("turn_yaw_deg", 10.0),
+    ("lane_change_lateral_mps", 0.4),
+    ("lane_change_min_forward_mps", 1.0),
+)
+
 
 def _shipped(name: str, target: str, description: str, **needs: Any) -> GraphSpec:
     """A shipped graph: `target` is relative to `kinegraph.graphs`; the family is the name's prefix."""
@@ -78,7 +87,8 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_gpu=True,
         non_official=True,
-        official_options=(("method", "raft_large"),),  # the paper's RAFT Flow row (Table 3)
+        # the paper's RAFT Flow row (Table 3): raft_large with upstream's input preparation (the default)
+        official_options=(("method", "raft_large"), ("raft_preprocessing", "upstream")),
     ),
     _shipped(
         "egodyn.tools",
@@ -199,18 +209,21 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment)",
         needs_fields=("ego_poses",),
         takes_video=True,
+        official_options=TCOGMAP_UPSTREAM,  # other thresholds: a non-official ablation
     ),
     _shipped(
         "tad.tcogmap_only",
         "tad:build_tcogmap_only",
         "blind stand-in plus the cognitive map, no frames (the paper's Figure 4 probe)",
         needs_fields=("ego_poses",),
+        official_options=TCOGMAP_UPSTREAM,
     ),
     _shipped(
         "tad.scene_cot",
         "tad_scene_cot:build_scene_cot",
         "caption each keysegment (4 chained VLM turns, 4 frames), then answer from the captions",
         model_roles=("captioner", "answerer"),
+        official_options=(("caption_style", "both"),),  # Table 10's other styles: a named ablation
     ),
     _shipped(
         "tad.agent",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -213,11 +213,15 @@ def build_gpu_flow(
     method: FlowMethod = "horn_schunck",
     weights: str | None = None,
     batch_pairs: int | None = None,
+    raft_preprocessing: Literal["upstream", "centred_edge"] = "upstream",
 ) -> CompiledStateGraph:
     """`egodyn.gpu_flow`: dense flow in torch (Horn-Schunck, or RAFT from the user's torchvision
     checkpoint `weights`) feeding the flow mapping; clips of concurrent groups share batched calls of
-    up to `batch_pairs` frame pairs (default 256 on CUDA, 8 on CPU)."""
-    spec = DenseFlowSpec(method=method, weights=weights, batch_pairs=batch_pairs)
+    up to `batch_pairs` frame pairs (default 256 on CUDA, 8 on CPU). `raft_preprocessing`: EgoDyn's
+    baseline input preparation (`upstream`, the RAFT row's) or the non-official `centred_edge`."""
+    spec = DenseFlowSpec(
+        method=method, weights=weights, batch_pairs=batch_pairs, raft_preprocessing=raft_preprocessing
+    )
     return frame_probe_graph("gpu_flow", batched_flow_probe(spec), num_frames)
 
 

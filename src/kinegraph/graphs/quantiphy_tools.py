@@ -7,6 +7,12 @@
   tracker measures, the calculator computes, the answer is formatted "[value] [unit]"; validity retry
   as upstream.
 - `quantiphy.hybrid`: the tool answer when its measurement passes checks, else the VLM's zero-shot answer.
+
+Every one takes `differencing` (how the calculator turns positions into velocity and acceleration,
+`tools/finite_diff.py`) and `fit_window` (frames of the `quadratic_fit`). The default is the paper's own
+formula, forward differences (Sec 3.1); `centred` (App D.2/D.3), `backward`, `speed_diff` (the Blender
+ground truth, App D.1.3) and `quadratic_fit` (non-official, for noisy tracker output) are opt-in, and
+the scheme is in every prediction's trace.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import re
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langgraph.graph import END, START, StateGraph
@@ -39,6 +45,8 @@ from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage
 
 TRUTH_FILE = "quantiphy_truth.json"
+Differencing = Literal["forward", "backward", "centred", "speed_diff", "quadratic_fit"]
+PAPER_DIFFERENCING: Differencing = "forward"  # the paper's formula, Sec 3.1
 BOX = re.compile(
     r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]"
 )
@@ -80,13 +88,13 @@ def calculate(
     grounding: dict[str, Any],
     image_size: tuple[int, int],
     *,
-    exact: bool,
+    differencing: Differencing,
+    fit_window: int,
 ) -> tuple[float, str, list[str]]:
     """Run the 2D/3D calculator: (value, answer text, notes); ValueError when it cannot answer."""
-    from kinegraph.tools.quantiphy_solve import DEFAULT_SCHEME, solve_row
+    from kinegraph.tools.quantiphy_solve import solve_row
 
-    scheme, window = DEFAULT_SCHEME["exact" if exact else "tracker"]
-    answer = solve_row(_row(sample), grounding, tracks, image_size, scheme, window)
+    answer = solve_row(_row(sample), grounding, tracks, image_size, differencing, fit_window)
     return parse_number(answer.text()), answer.text(), list(answer.notes)
 
 
@@ -107,7 +115,7 @@ def _finish(
     )
 
 
-def measure_from_sidecar(use_tracker: bool) -> Any:
+def measure_from_sidecar(use_tracker: bool, differencing: Differencing, fit_window: int) -> Any:
     """Answer every question of the video from sidecar grounding and exact or tracked pixels."""
 
     async def measure(state: GroupState) -> dict[str, Any]:
@@ -125,12 +133,26 @@ def measure_from_sidecar(use_tracker: bool) -> Any:
                 else:
                     tracks = exact_tracks(video)
                 value, text, notes = await asyncio.to_thread(
-                    calculate, sample, tracks, grounding, size, exact=not use_tracker
+                    calculate,
+                    sample,
+                    tracks,
+                    grounding,
+                    size,
+                    differencing=differencing,
+                    fit_window=fit_window,
                 )
             except (ValueError, KeyError) as exc:  # DataError is a ValueError
                 results.append(prediction(sample, status=Status.input_error, error=str(exc)))
                 continue
-            trace = [{"node": "measure", "grounding": grounding, "answer": text, "notes": notes}]
+            trace = [
+                {
+                    "node": "measure",
+                    "grounding": grounding,
+                    "answer": text,
+                    "notes": notes,
+                    "differencing": differencing,
+                }
+            ]
             results.append(_finish(sample, value, text, trace, start))
         return {"results": results}
 
@@ -145,14 +167,18 @@ def _single_node_graph(node: Any) -> CompiledStateGraph:
     return graph.compile()
 
 
-def build_oracle_tracks() -> CompiledStateGraph:
+def build_oracle_tracks(
+    differencing: Differencing = PAPER_DIFFERENCING, fit_window: int = 9
+) -> CompiledStateGraph:
     """`quantiphy.oracle_tracks`: exact tracks from the synthetic world's sidecar -> calculator."""
-    return _single_node_graph(measure_from_sidecar(use_tracker=False))
+    return _single_node_graph(measure_from_sidecar(False, differencing, fit_window))
 
 
-def build_tracker() -> CompiledStateGraph:
+def build_tracker(
+    differencing: Differencing = PAPER_DIFFERENCING, fit_window: int = 15
+) -> CompiledStateGraph:
     """`quantiphy.tracker`: the tracker seeded by the sidecar's frame-0 boxes -> calculator."""
-    return _single_node_graph(measure_from_sidecar(use_tracker=True))
+    return _single_node_graph(measure_from_sidecar(True, differencing, fit_window))
 
 
 def grounding_prompt(sample: Sample, width: int, height: int) -> tuple[str, list[str]]:
@@ -178,7 +204,11 @@ def parse_boxes(text: str, n: int) -> list[tuple[float, float, float, float]] | 
 
 
 async def answer_with_tools(
-    state: QuestionState, runtime: Runtime[GraphContext], fallback: bool
+    state: QuestionState,
+    runtime: Runtime[GraphContext],
+    fallback: bool,
+    differencing: Differencing = PAPER_DIFFERENCING,
+    fit_window: int = 15,
 ) -> dict[str, Any]:
     """The VLM grounds the objects; tracker + calculator answer. With `fallback`, a failed measurement
     falls back to the official zero-shot answer (the hybrid graph)."""
@@ -213,9 +243,16 @@ async def answer_with_tools(
                     dict(zip(names, tracks, strict=True)),
                     grounding,
                     (width, height),
-                    exact=False,
+                    differencing=differencing,
+                    fit_window=fit_window,
                 )
-                trace.append({"node": "calculate", "answer": answer_text, "notes": notes})
+                step = {
+                    "node": "calculate",
+                    "answer": answer_text,
+                    "notes": notes,
+                    "differencing": differencing,
+                }
+                trace.append(step)
                 if not math.isnan(value) and value > 0:
                     return {"results": [_finish(sample, value, answer_text, trace, start, usage=usage)]}
         elif not fallback:
@@ -244,12 +281,14 @@ async def answer_with_tools(
     return {"results": [_finish(sample, value, raw or "", trace, start, usage=usage + more)]}
 
 
-def _vlm_tool_graph(fallback: bool, max_frames: int | None, max_side: int | None) -> CompiledStateGraph:
+def _vlm_tool_graph(
+    fallback: bool, max_frames: int | None, max_side: int | None, differencing: Differencing, fit_window: int
+) -> CompiledStateGraph:
     async def keep_frames(state: GroupState) -> dict[str, Any]:
         return {"measurements": {"frames": state["frames"]}}
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-        return await answer_with_tools(state, runtime, fallback)
+        return await answer_with_tools(state, runtime, fallback, differencing, fit_window)
 
     return question_graph(
         answer,
@@ -260,11 +299,21 @@ def _vlm_tool_graph(fallback: bool, max_frames: int | None, max_side: int | None
     )
 
 
-def build_tools(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
+def build_tools(
+    max_frames: int | None = None,
+    max_side: int | None = None,
+    differencing: Differencing = PAPER_DIFFERENCING,
+    fit_window: int = 15,
+) -> CompiledStateGraph:
     """`quantiphy.tools`: VLM grounding -> tracker -> calculator -> "[value] [unit]"."""
-    return _vlm_tool_graph(fallback=False, max_frames=max_frames, max_side=max_side)
+    return _vlm_tool_graph(False, max_frames, max_side, differencing, fit_window)
 
 
-def build_hybrid(max_frames: int | None = None, max_side: int | None = None) -> CompiledStateGraph:
+def build_hybrid(
+    max_frames: int | None = None,
+    max_side: int | None = None,
+    differencing: Differencing = PAPER_DIFFERENCING,
+    fit_window: int = 15,
+) -> CompiledStateGraph:
     """`quantiphy.hybrid`: the tool answer when the measurement succeeds, else the VLM's zero-shot answer."""
-    return _vlm_tool_graph(fallback=True, max_frames=max_frames, max_side=max_side)
+    return _vlm_tool_graph(True, max_frames, max_side, differencing, fit_window)

@@ -90,7 +90,9 @@ class GraphSpec:
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
     except `own_model_roles`, which a run must name (they have no default). `non_official`: a setting no
     paper ran (e.g. the model calls tools of its choosing), so reports label its runs non-official;
-    `official_options`: options under which such a graph is a paper's setting after all (e.g. the RAFT row).
+    `official_options`: options under which such a graph is a paper's setting after all (e.g. the RAFT row),
+    or, for a paper's graph, the options it must keep to stay one (a sweep ablating TCogMap's thresholds
+    or Scene-CoT's caption style is labelled non-official).
     """
 
     name: str
@@ -109,8 +111,11 @@ class GraphSpec:
 
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
         """Whether a run of this graph with `options` is a setting no paper ran."""
-        official = bool(self.official_options) and all(options.get(k) == v for k, v in self.official_options)
-        return self.non_official and not official
+        defaults = {o.name: o.default for o in self.options}
+        official = all(options.get(k, defaults.get(k)) == v for k, v in self.official_options)
+        if not self.non_official:  # a paper's graph: non-official once an option leaves the paper's setting
+            return not official
+        return not (self.official_options and official)
 
     def __post_init__(self) -> None:
         if not self.needs_model:
@@ -210,7 +215,8 @@ def _empty(value: Any) -> bool:
 
 def user_graph_spec(target: str) -> GraphSpec:
     """The spec of a user's own builder `package.module:build`. Its flags are the attributes it declares
-    (`build.needs_model = False`, `needs_gpu`, `needs_trajectory`): the documented way to mark them."""
+    (`build.needs_model = False`, `needs_gpu`, `needs_trajectory`, `model_roles`, `own_model_roles`): the
+    documented way to mark them."""
     builder = import_object(target)  # a ValueError in one line when it cannot be imported
     if not callable(builder):
         raise ValueError(f"graph builder {target!r} is not a function")
@@ -222,4 +228,6 @@ def user_graph_spec(target: str) -> GraphSpec:
         needs_model=bool(getattr(builder, "needs_model", True)),
         needs_gpu=bool(getattr(builder, "needs_gpu", False)),
         needs_trajectory=bool(getattr(builder, "needs_trajectory", False)),
+        model_roles=tuple(getattr(builder, "model_roles", (MODEL_ROLE,))),
+        own_model_roles=tuple(getattr(builder, "own_model_roles", ())),
     )

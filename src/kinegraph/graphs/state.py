@@ -17,7 +17,7 @@ import numpy as np
 
 from kinegraph.agents.protocol import Backend, ImagePart, VideoPart
 from kinegraph.graphs.tool_batches import ToolBatches
-from kinegraph.types import FrameRecord, Prediction, Sample
+from kinegraph.types import DEFAULT_ROLE, FrameRecord, Prediction, Sample
 
 
 def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +62,9 @@ class GraphContext:
     GPU tools across the run's groups.
 
     `roles` holds the backends of named model roles (`--role answerer=...`), each with its own call
-    limit in `limiters`; a role not named there runs on `backend` under `limiter`.
+    limit in `limiters`; a role not named there runs on `backend` under `limiter`. `model_roles`, when
+    given, are the roles the graph declares: a node asking any other (a misspelt name) is refused rather
+    than answered by the default model.
     """
 
     backend: Backend | None = None
@@ -71,9 +73,17 @@ class GraphContext:
     tools: ToolBatches = field(default_factory=ToolBatches)
     roles: dict[str, Backend] = field(default_factory=dict)
     limiters: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    model_roles: tuple[str, ...] | None = None
 
     def backend_for(self, role: str) -> Backend | None:
-        """The backend that answers `role`: its own when named, else the default one."""
+        """The backend that answers `role`: its own when named, else the default one; a ValueError in
+        one line for a role the graph does not declare."""
+        if self.model_roles is not None and role != DEFAULT_ROLE and role not in self.model_roles:
+            declared = ", ".join(self.model_roles) or "none"
+            raise ValueError(
+                f"this graph has no model role {role!r} (roles: {declared}); "
+                "declare it in the builder's model_roles"
+            )
         return self.roles.get(role, self.backend)
 
     def limiter_for(self, role: str) -> asyncio.Semaphore | None:

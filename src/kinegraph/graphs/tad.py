@@ -158,13 +158,18 @@ def no_context(sample: Sample) -> list[str]:
     return []
 
 
-def tcogmap_context(sample: Sample) -> list[str]:
+def tcogmap_context(sample: Sample, thresholds: tcogmap.Thresholds = tcogmap.UPSTREAM) -> list[str]:
     """TCogMap lines: one for a segment question, one per keysegment for a scene question."""
     times, trans, rots = _poses(sample)
     if sample.metadata["level"] == "segment":
-        line = tcogmap.segment_context(times, trans, rots)
+        line = tcogmap.segment_context(times, trans, rots, thresholds)
         return [line] if line else []
-    return tcogmap.scene_context(times, trans, rots, _keysegment_indices(sample))
+    return tcogmap.scene_context(times, trans, rots, _keysegment_indices(sample), thresholds)
+
+
+def tcogmap_with(thresholds: tcogmap.Thresholds) -> Callable[[Sample], list[str]]:
+    """`tcogmap_context` under `thresholds` (the builders' threshold options)."""
+    return lambda sample: tcogmap_context(sample, thresholds)
 
 
 def ego_pose_context(sample: Sample) -> list[str]:
@@ -289,12 +294,34 @@ def build_ego_pose(thinking: bool = False, max_side: int | None = None) -> Compi
     return _graph(answer, frames=True, max_side=max_side, whole_video_ok=True)
 
 
-def build_tcogmap(thinking: bool = False, max_side: int | None = None) -> CompiledStateGraph:
-    """`tad.tcogmap`: keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment)."""
-    answer = answer_question(tcogmap_context, False, thinking)
+def build_tcogmap(
+    thinking: bool = False,
+    max_side: int | None = None,
+    stationary_mps: float = tcogmap.STATIONARY_THRESHOLD_MPS,
+    stopping_mps: float = tcogmap.STOPPING_SPEED_THRESHOLD_MPS,
+    turn_yaw_deg: float = tcogmap.TURN_YAW_THRESHOLD_DEG,
+    lane_change_lateral_mps: float = tcogmap.LANE_CHANGE_LATERAL_VEL_THRESHOLD_MPS,
+    lane_change_min_forward_mps: float = tcogmap.MIN_LANE_CHANGE_FORWARD_SPEED_MPS,
+) -> CompiledStateGraph:
+    """`tad.tcogmap`: keyframes plus the ego-centric temporal cognitive map (per segment / per keysegment);
+    Algorithm 1's thresholds are options (upstream's by default; others are a non-official ablation)."""
+    thresholds = tcogmap.Thresholds(
+        stationary_mps, stopping_mps, turn_yaw_deg, lane_change_lateral_mps, lane_change_min_forward_mps
+    )
+    answer = answer_question(tcogmap_with(thresholds), False, thinking)
     return _graph(answer, frames=True, max_side=max_side, whole_video_ok=True)
 
 
-def build_tcogmap_only(thinking: bool = False) -> CompiledStateGraph:
+def build_tcogmap_only(
+    thinking: bool = False,
+    stationary_mps: float = tcogmap.STATIONARY_THRESHOLD_MPS,
+    stopping_mps: float = tcogmap.STOPPING_SPEED_THRESHOLD_MPS,
+    turn_yaw_deg: float = tcogmap.TURN_YAW_THRESHOLD_DEG,
+    lane_change_lateral_mps: float = tcogmap.LANE_CHANGE_LATERAL_VEL_THRESHOLD_MPS,
+    lane_change_min_forward_mps: float = tcogmap.MIN_LANE_CHANGE_FORWARD_SPEED_MPS,
+) -> CompiledStateGraph:
     """`tad.tcogmap_only`: blind stand-in plus the cognitive map, no frames (the paper's Figure 4 probe)."""
-    return _graph(answer_question(tcogmap_context, True, thinking), frames=False, max_side=None)
+    thresholds = tcogmap.Thresholds(
+        stationary_mps, stopping_mps, turn_yaw_deg, lane_change_lateral_mps, lane_change_min_forward_mps
+    )
+    return _graph(answer_question(tcogmap_with(thresholds), True, thinking), frames=False, max_side=None)

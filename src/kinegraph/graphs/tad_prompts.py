@@ -148,17 +148,22 @@ def cot_caption(final_json: str, position: int) -> str:
     return "\n".join(lines)
 
 
-def cot_caption_block(position: int, step1: str | None, caption: str) -> str:
+def cot_caption_block(position: int, step1: str | None, caption: str, style: str = "both") -> str:
     """One keysegment's text for the answering LLM.
 
     Quirk kept for parity: `caption[34:]` drops the `Description of video keysegment N:` line only for
-    one-digit N; from N = 10 a stray ":" stays.
+    one-digit N; from N = 10 a stray ":" stays. `style` is TAD Table 10's ablation: `both` (upstream's,
+    the default), `scene` (the Step-1 scene description only) or `summary` (the Step-4 summary only);
+    the paper prints no text for the other two, so they are the default's block with one part left out.
     """
-    return (
-        f"The following information provides a description of video keysegment {position}: \n"
-        f"Scene Description: \n{step1 if step1 is not None else 'None' + chr(10)}"
-        f"\nSummary Description: {caption[CAPTION_START:]}"
-    )
+    head = f"The following information provides a description of video keysegment {position}: \n"
+    scene = f"Scene Description: \n{step1 if step1 is not None else 'None' + chr(10)}"
+    summary = f"Summary Description: {caption[CAPTION_START:]}"
+    if style == "scene":
+        return head + scene
+    if style == "summary":
+        return head + summary
+    return f"{head}{scene}\n{summary}"
 
 
 CAPTIONS_INSTRUCTION = (

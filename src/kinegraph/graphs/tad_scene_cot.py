@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langgraph.graph import END, START, StateGraph
@@ -134,15 +134,17 @@ async def captions_done(state: SceneState) -> dict[str, Any]:
     return {}
 
 
-def answer_from_captions(recipe: SceneCotRecipe) -> Callable[..., Any]:
-    """The answerer over the captions a question reads (`recipe.positions`)."""
+def answer_from_captions(recipe: SceneCotRecipe, caption_style: str = "both") -> Callable[..., Any]:
+    """The answerer over the captions a question reads (`recipe.positions`), each in `caption_style`."""
 
     async def answer(state: QuestionState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         sample, start = state["sample"], time.perf_counter()
         captions = state["measurements"].get("captions", {})
         positions = recipe.positions(sample, captions)
         blocks = [
-            prompts.cot_caption_block(p, captions[str(p)].get("step1"), captions[str(p)]["caption"])
+            prompts.cot_caption_block(
+                p, captions[str(p)].get("step1"), captions[str(p)]["caption"], caption_style
+            )
             for p in positions
         ]
         text = recipe.prompt(sample, blocks)
@@ -224,14 +226,18 @@ def fan_out_to_answers(recipe: SceneCotRecipe) -> Callable[[SceneState], list[Se
 
 
 def scene_cot_graph(
-    recipe: SceneCotRecipe, frames_per_segment: int, max_side: int | None, no_frames: str
+    recipe: SceneCotRecipe,
+    frames_per_segment: int,
+    max_side: int | None,
+    no_frames: str,
+    caption_style: str = "both",
 ) -> CompiledStateGraph:
     """Load the frames once, caption the keysegments, then answer every question from the captions."""
     graph = StateGraph(SceneState, context_schema=GraphContext)
     graph.add_node("load_scene_frames", load_scene_frames(max_side, no_frames))
     graph.add_node("caption_segment", caption_segment)
     graph.add_node("captions_done", captions_done)
-    graph.add_node("answer_from_captions", answer_from_captions(recipe))
+    graph.add_node("answer_from_captions", answer_from_captions(recipe, caption_style))
     graph.add_node("record_group_error", record_group_error)
     graph.add_edge(START, "load_scene_frames")
     graph.add_conditional_edges(
@@ -308,6 +314,11 @@ TAD = SceneCotRecipe(
 )
 
 
-def build_scene_cot(frames_per_segment: int = 4, max_side: int | None = None) -> CompiledStateGraph:
-    """`tad.scene_cot`: caption each keysegment (4 chained VLM turns, 4 frames), then answer from captions."""
-    return scene_cot_graph(TAD, frames_per_segment, max_side, NO_FRAMES)
+def build_scene_cot(
+    frames_per_segment: int = 4,
+    max_side: int | None = None,
+    caption_style: Literal["both", "scene", "summary"] = "both",
+) -> CompiledStateGraph:
+    """`tad.scene_cot`: caption each keysegment (4 chained VLM turns, 4 frames), then answer from captions;
+    `caption_style` is Table 10's description style (`both`, upstream's, by default)."""
+    return scene_cot_graph(TAD, frames_per_segment, max_side, NO_FRAMES, caption_style)

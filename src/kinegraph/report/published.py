@@ -1,7 +1,9 @@
 """Published vs measured: a paper's own numbers beside a reproduction's, per arm and metric.
 
 Published numbers arrive already in the suite's units (fractions); repeated runs of an arm give the
-measured value as mean ± sd. Δ is measured (mean) minus published.
+measured value as mean ± sd. Δ is measured (mean) minus published. Each measured arm shows its error rate
+(predictions that failed: api, timeout, input, graph errors) and coverage (predictions answered); an arm
+with no answer at all is not measured, with how its predictions ended, never a measured 0.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ class ArmResult:
         default_factory=dict
     )  # metric key -> one value per repeat
     run: str = ""  # the run directory (or the first repeat's)
-    note: str = ""  # why it did not run (not reproducible here, skipped, failed)
+    note: str = ""  # why it was not measured (not reproducible here, skipped, failed, no valid answer)
+    error_rate: list[float] = field(default_factory=list)  # per repeat: share of failed predictions
+    coverage: list[float] = field(default_factory=list)  # per repeat: share of predictions answered (ok)
 
 
 @dataclass
@@ -43,7 +47,17 @@ class PublishedTable:
 
 def measured_rows(table: PublishedTable) -> tuple[list[str], list[list[str]]]:
     """One row per arm that ran and metric with a published number: published, measured, Δ."""
-    header = ["arm", "column", "metric", "published", "measured", "Δ measured − published", "run"]
+    header = [
+        "arm",
+        "column",
+        "metric",
+        "published",
+        "measured",
+        "Δ measured − published",
+        "error rate",
+        "coverage",
+        "run",
+    ]
     body = []
     for arm in table.arms:
         if arm.note:
@@ -55,8 +69,16 @@ def measured_rows(table: PublishedTable) -> tuple[list[str], list[list[str]]]:
             mean, _, n = mean_sd(values)
             delta = f"{mean - arm.published[key]:+.4f}" if n else "—"
             measured = format_mean_sd(values) if len(values) > 1 else fmt(mean if n else None)
-            body.append([arm.label, column, key, fmt(arm.published[key]), measured, delta, arm.run])
+            errors, coverage = _rate(arm.error_rate), _rate(arm.coverage)
+            body.append(
+                [arm.label, column, key, fmt(arm.published[key]), measured, delta, errors, coverage, arm.run]
+            )
     return header, body
+
+
+def _rate(values: list[float]) -> str:
+    """A share per repeat as one cell: one value, or mean ± sd over repeats."""
+    return format_mean_sd(values) if len(values) > 1 else fmt(values[0] if values else None)
 
 
 def not_run_rows(table: PublishedTable) -> tuple[list[str], list[list[str]]]:

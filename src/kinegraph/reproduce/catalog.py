@@ -69,6 +69,11 @@ class PaperTable(_Strict):
     arms: list[Arm] = Field(min_length=1)
     paper: str = ""
     units: Literal["percent", "fraction"] = "percent"
+    #: the paper's subset of the data, as `--subset` (QuantiPhy Table 2: the 2D questions); a user's
+    #: `--subset` of the same key replaces it
+    subset: dict[str, list[str]] = Field(default_factory=dict)
+    #: the paper's model of each model role its graphs declare (labels; the paper's, not per table)
+    roles: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_value_per_column(self) -> PaperTable:
@@ -101,6 +106,8 @@ class Paper(_Strict):
     seed: str
     units: Literal["percent", "fraction"] = "percent"
     notes: str = ""
+    #: the paper's model of a model role (e.g. Scene-CoT's `answerer`): `reproduce` asks for the role
+    roles: dict[str, str] = Field(default_factory=dict)
     tables: list[PaperTable]
 
 
@@ -111,7 +118,7 @@ def _load(path: Path) -> Paper:
         first = exc.errors()[0]
         raise DataError(first["msg"], path=path, field=".".join(map(str, first["loc"]))) from None
     for table in paper.tables:
-        table.paper, table.units = paper.paper, paper.units
+        table.paper, table.units, table.roles = paper.paper, paper.units, paper.roles
     return paper
 
 

@@ -34,7 +34,9 @@ def command(table: PaperTable) -> str:
     graphs = {arm.graph for arm in table.reproducible if arm.graph}
     roles = sorted({role for g in graphs for role in graph_spec(g).model_roles} - {"backend"})
     flags = data + (" --model PROVIDER:MODEL" if model else "")
-    flags += "".join(f" [--role {role}=PROVIDER:MODEL]" for role in roles)
+    # a role the paper names a model for (Scene-CoT's answerer) is asked for; the others are optional
+    flags += "".join(f" --role {role}=PROVIDER:MODEL" for role in roles if role in table.roles)
+    flags += "".join(f" [--role {role}=PROVIDER:MODEL]" for role in roles if role not in table.roles)
     return f"`kinegraph reproduce {table.key} {flags} --out OUT`"
 
 

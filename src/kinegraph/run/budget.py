@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from kinegraph.agents.estimate import EstimatingBackend
 from kinegraph.agents.pricing import PriceTable
 from kinegraph.agents.providers import parse_model_spec
+from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.setup import build_graph, load_samples, role_models, tool_batches
@@ -50,6 +51,7 @@ async def estimate_run_async(config: RunConfig) -> RunEstimate:
         limiter=asyncio.Semaphore(max(1, config.concurrency)),
         tools=tool_batches(config),
         roles=roles,  # type: ignore[arg-type]
+        model_roles=graph_spec(config.graph).model_roles,
     )
     groups: Any = iter(group_samples(samples))
     while batch := [g for _, g in zip(range(max(1, config.concurrency)), groups, strict=False)]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from kinegraph.agents.protocol import Backend
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
+from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.clip_limit import ClipLimit
 from kinegraph.run.invoke import group_samples, invoke_group
@@ -80,6 +81,7 @@ async def run_async(
         tools=tool_batches(config),
         roles=roles,
         limiters=role_limiters(config),
+        model_roles=graph_spec(config.graph).model_roles,
     )
     with lock_run_dir(out_dir):
         check_resumable(config)

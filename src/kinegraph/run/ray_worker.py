@@ -21,6 +21,7 @@ from typing import Any
 
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
+from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
 from kinegraph.run.setup import build_graph, make_backend, make_role_backends, role_models, tool_batches
@@ -157,6 +158,7 @@ class ShardWorker:
             tools=tool_batches(config),
             roles=self.run_roles,
             limiters=self._role_limiters,
+            model_roles=graph_spec(config.graph).model_roles,
         )
         start = time.perf_counter()
         stamp = {"graph": config.graph, "model": config.model}

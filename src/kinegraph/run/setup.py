@@ -7,10 +7,11 @@ from typing import Any
 
 from kinegraph.agents.protocol import Backend
 from kinegraph.data.check import preflight
+from kinegraph.errors import UsageError
 from kinegraph.graphs import graph_spec, graphs
 from kinegraph.graphs.tool_batches import ToolBatches
 from kinegraph.run.seeding import backend_options
-from kinegraph.subsets import select
+from kinegraph.subsets import first_groups_per, select
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig, Sample
 
@@ -24,7 +25,13 @@ def load_samples(config: RunConfig) -> list[Sample]:
     if config.subset:
         samples = select(samples, config.subset, suite.subset_keys, config.benchmark)
     graph_spec(config.graph).check_fields(samples, config.data)  # a missing column: one line, before any call
-    if config.limit is not None:
+    if config.limit_per is not None and config.limit is None:
+        raise UsageError(f"--limit-per {config.limit_per} needs --limit N: N groups per {config.limit_per}")
+    if config.limit is not None and config.limit_per is not None:
+        samples = first_groups_per(
+            samples, config.limit, config.limit_per, suite.subset_keys, config.benchmark
+        )
+    elif config.limit is not None:
         samples = samples[: config.limit]
     return samples
 

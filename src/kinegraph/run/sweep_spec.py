@@ -4,6 +4,7 @@
 benchmarks:                      # name -> its files (paths relative to this file)
   egodyn: {data: ./egodyn, limit: 280}
   quantiphy: {data: ./quantiphy, subset: {dimension: 2D}}   # as --subset; ids: a file beside this one
+  tad: {data: ./tad, limit: 2, limit_per: task}   # as --limit-per: 2 scenes per task
 graphs:                          # a name, or graph + options (+ benchmarks)
   - egodyn.vision
   - graph: egodyn.trajectory
@@ -57,6 +58,8 @@ class _Strict(BaseModel):
 class BenchmarkEntry(_Strict):
     data: str
     limit: int | None = Field(default=None, ge=1)
+    #: as `--limit-per`: `limit` groups per value of this subset key (a stratified limit)
+    limit_per: str | None = None
     loader_options: dict[str, Any] = Field(default_factory=dict)
     #: as `--subset`: key -> a value or a list of values (`ids`: id files relative to the sweep file)
     subset: dict[str, list[str]] = Field(default_factory=dict)
@@ -260,6 +263,7 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                             data=bench.data,
                             out_dir=str(out_dir / benchmark / name),
                             limit=bench.limit,
+                            limit_per=bench.limit_per,
                             subset=bench.subset,
                             options=options,
                             loader_options=bench.loader_options,

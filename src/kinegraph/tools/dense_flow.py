@@ -36,6 +36,8 @@ class DenseFlowSpec:
     weights: str | None = None
     max_width_px: int = MAX_WIDTH_PX
     batch_pairs: int | None = None
+    #: RAFT's input preparation: EgoDyn's baseline (`upstream`) or the non-official `centred_edge`
+    raft_preprocessing: str = "upstream"
 
     def __post_init__(self) -> None:
         if self.method not in FLOW_METHODS:
@@ -75,7 +77,15 @@ def _pair_fields(a: np.ndarray, b: np.ndarray, spec: DenseFlowSpec, batch_pairs:
         from kinegraph.tools.raft import raft_flow
 
         model = _raft(spec.method.removeprefix("raft_"), spec.weights, str(device))
-        return raft_flow(model, a, b, device=device, batch_size=batch_pairs, max_width_px=spec.max_width_px)
+        return raft_flow(
+            model,
+            a,
+            b,
+            device=device,
+            batch_size=batch_pairs,
+            max_width_px=spec.max_width_px,
+            preprocessing=spec.raft_preprocessing,  # type: ignore[arg-type]
+        )
     out = []
     with torch.no_grad():
         for start in range(0, len(a), batch_pairs):

@@ -7,6 +7,12 @@ this module re-implements the network with the same layer names and shapes as to
 checking. Weights come from a local file or the torch hub cache; nothing is ever downloaded.
 
 `raft_flow` turns uint8 RGB frame pairs into flow in pixels (x right, y down) at the working resolution.
+Its `preprocessing` is EgoDyn's RAFT baseline by default (`upstream`, spec egodyn.md §3.3): frames
+shrunk to the working width with OpenCV's INTER_AREA (as the classical flow baseline does), RGB to
+[0, 1], zero-padded at the bottom and right to a multiple of 8, then torchvision's `OpticalFlow`
+transform of the DEFAULT weights (normalise with mean 0.5, std 0.5, i.e. to [-1, 1]); the final
+refinement, cropped back. `centred_edge` (non-official, kinegraph's earlier one) resizes with torch's
+area mode and edge-pads on every side, centred.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from torch import nn
 from kinegraph.errors import DataError
 
 RaftVariant = Literal["small", "large"]
+RaftPreprocessing = Literal["upstream", "centred_edge"]
+RAFT_PREPROCESSING: tuple[RaftPreprocessing, ...] = ("upstream", "centred_edge")
 
 DOWNSAMPLE = 8  # the encoders work at 1/8 of the input resolution
 NUM_FLOW_UPDATES = 12  # torchvision's default number of GRU refinement steps
@@ -517,6 +525,7 @@ def raft_flow(
     batch_size: int = 8,
     num_flow_updates: int = NUM_FLOW_UPDATES,
     max_width_px: int | None = None,
+    preprocessing: RaftPreprocessing = "upstream",
 ) -> np.ndarray:
     """Dense flow from each frame of `frames_a` to the same-index frame of `frames_b`.
 
@@ -526,9 +535,18 @@ def raft_flow(
     a is seen at p + flow[p] in frame b. Pairs run `batch_size` at a time under `torch.inference_mode()`;
     the model is moved to `device` and put in eval mode. The all-pairs correlation volume takes about
     4 * (H' * W' / 64)^2 bytes per pair (~4 GB at 1920x1080, ~50 MB at 640x360): use `max_width_px`.
-    Frames smaller than 128 px a side are edge-padded up to it (RAFT's correlation pyramid needs that).
+    Frames smaller than 128 px a side are padded up to it (RAFT's correlation pyramid needs that).
+    `preprocessing`: `upstream` (EgoDyn's baseline, the default) or `centred_edge` (non-official); see
+    the module docstring.
     """
     _check_frames(frames_a, frames_b)
+    if preprocessing not in RAFT_PREPROCESSING:
+        raise ValueError(f"preprocessing must be one of {list(RAFT_PREPROCESSING)}, got {preprocessing!r}")
+    to_input, run = (
+        (_upstream_input, _bottom_right_padded_flow)
+        if preprocessing == "upstream"
+        else (_to_model_input, _padded_flow)
+    )
     if batch_size < 1 or num_flow_updates < 1:
         raise ValueError(f"batch_size and num_flow_updates must be >= 1, got {batch_size}/{num_flow_updates}")
     target = torch.device(device)
@@ -538,9 +556,9 @@ def raft_flow(
     with torch.inference_mode():
         for start in range(0, len(frames_a), batch_size):
             stop = start + batch_size
-            image1 = _to_model_input(frames_a[start:stop], size, target)
-            image2 = _to_model_input(frames_b[start:stop], size, target)
-            flow[start:stop] = _padded_flow(model, image1, image2, num_flow_updates).cpu().numpy()
+            image1 = to_input(frames_a[start:stop], size, target)
+            image2 = to_input(frames_b[start:stop], size, target)
+            flow[start:stop] = run(model, image1, image2, num_flow_updates).cpu().numpy()
     return flow
 
 
@@ -570,6 +588,34 @@ def _to_model_input(frames: np.ndarray, size: tuple[int, int], device: torch.dev
     if tuple(images.shape[-2:]) != size:
         images = F.interpolate(images, size=size, mode="area")
     return ((images / 255.0 - 0.5) / 0.5).contiguous()
+
+
+def _upstream_input(frames: np.ndarray, size: tuple[int, int], device: torch.device) -> torch.Tensor:
+    """uint8 (B, H, W, 3) -> float (B, 3, H', W') in [0, 1], shrunk with OpenCV's INTER_AREA on the uint8
+    frames (EgoDyn's RAFT baseline); the normalisation to [-1, 1] comes after the padding."""
+    import cv2
+
+    if tuple(frames.shape[1:3]) != size:
+        frames = np.stack([cv2.resize(f, (size[1], size[0]), interpolation=cv2.INTER_AREA) for f in frames])
+    images = torch.from_numpy(np.ascontiguousarray(frames)).to(device).permute(0, 3, 1, 2)
+    return images.float() / 255.0
+
+
+def _bottom_right_padded_flow(
+    model: Raft, image1: torch.Tensor, image2: torch.Tensor, updates: int
+) -> torch.Tensor:
+    """Zero-pad [0, 1] images at the bottom and right to a multiple of 8 (and the model's minimum side),
+    apply torchvision's OpticalFlow normalisation, run, keep the top-left (B, H, W, 2) flow."""
+    height, width = image1.shape[-2:]
+    pads = (
+        0,
+        _padded_side(width, model.cfg.min_size_px) - width,
+        0,
+        _padded_side(height, model.cfg.min_size_px) - height,
+    )
+    first, second = ((F.pad(image, pads, value=0.0) - 0.5) / 0.5 for image in (image1, image2))
+    flow = model(first.contiguous(), second.contiguous(), updates)
+    return flow[:, :, :height, :width].permute(0, 2, 3, 1)
 
 
 def _padded_flow(model: Raft, image1: torch.Tensor, image2: torch.Tensor, updates: int) -> torch.Tensor:

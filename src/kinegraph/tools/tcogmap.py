@@ -10,6 +10,7 @@ straight driving. Inputs are the nuScenes `ego_pose` records of the CAM_FRONT ke
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +31,20 @@ PHRASES: dict[str, str] = {
     "Straight, constant speed": "moving forward at a relatively constant speed.",
 }
 UNDEFINED_PHRASE = "in an undefined state."
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Algorithm 1's thresholds; the defaults are upstream's (a sweep may ablate them, non-officially)."""
+
+    stationary_mps: float = STATIONARY_THRESHOLD_MPS
+    stopping_mps: float = STOPPING_SPEED_THRESHOLD_MPS
+    turn_yaw_deg: float = TURN_YAW_THRESHOLD_DEG
+    lane_change_lateral_mps: float = LANE_CHANGE_LATERAL_VEL_THRESHOLD_MPS
+    lane_change_min_forward_mps: float = MIN_LANE_CHANGE_FORWARD_SPEED_MPS
+
+
+UPSTREAM = Thresholds()
 
 
 def _unit_quaternions(rotation_wxyz: np.ndarray) -> np.ndarray:
@@ -65,13 +80,17 @@ def _rotate_into_body(rotation_wxyz: np.ndarray, vectors: np.ndarray) -> np.ndar
 
 
 def classify_ego_motion(
-    timestamps_us: np.ndarray, translation_m: np.ndarray, rotation_wxyz: np.ndarray
+    timestamps_us: np.ndarray,
+    translation_m: np.ndarray,
+    rotation_wxyz: np.ndarray,
+    thresholds: Thresholds = UPSTREAM,
 ) -> str:
     """Algorithm 1's motion class ("Stopped", "Turn left", ...) of poses (N,), (N, 3), (N, 4).
 
     Velocities are (t_i - t_{i-1}) / dt with dt from µs timestamps (0 when dt <= 1 µs); the forced
     zero first velocity counts in the stopped vote and in the mean ego-frame velocity.
     """
+    th = thresholds
     times = np.asarray(timestamps_us, dtype=float)
     trans = np.asarray(translation_m, dtype=float)
     n = len(times)
@@ -89,7 +108,7 @@ def classify_ego_motion(
     moving = dt_s > 1e-6
     velocity[1:][moving] = np.diff(trans, axis=0)[moving] / dt_s[moving, None]
     speeds = np.linalg.norm(velocity[:, :2], axis=1)
-    if np.sum(speeds < STATIONARY_THRESHOLD_MPS) > n / 2:
+    if np.sum(speeds < th.stationary_mps) > n / 2:
         return "Stopped"
     start_speed, end_speed = speeds[1], speeds[-1]
     yaw = quaternion_yaw_rad(rotation_wxyz)
@@ -97,13 +116,13 @@ def classify_ego_motion(
     yaw_change_deg = np.rad2deg(yaw_change_rad)
     local = _rotate_into_body(rotation_wxyz, velocity)
     avg_vx, avg_vy = np.mean(local[:, 0]), np.mean(local[:, 1])
-    if abs(yaw_change_deg) > TURN_YAW_THRESHOLD_DEG:
+    if abs(yaw_change_deg) > th.turn_yaw_deg:
         return "Turn left" if yaw_change_deg > 0 else "Turn right"
-    if abs(avg_vy) > LANE_CHANGE_LATERAL_VEL_THRESHOLD_MPS and avg_vx > MIN_LANE_CHANGE_FORWARD_SPEED_MPS:
+    if abs(avg_vy) > th.lane_change_lateral_mps and avg_vx > th.lane_change_min_forward_mps:
         return "Change lane to the left" if avg_vy > 0 else "Change lane to the right"
-    if start_speed < STOPPING_SPEED_THRESHOLD_MPS and end_speed > STOPPING_SPEED_THRESHOLD_MPS * 1.5:
+    if start_speed < th.stopping_mps and end_speed > th.stopping_mps * 1.5:
         return "Starting"
-    if start_speed > STOPPING_SPEED_THRESHOLD_MPS * 1.5 and end_speed < STOPPING_SPEED_THRESHOLD_MPS:
+    if start_speed > th.stopping_mps * 1.5 and end_speed < th.stopping_mps:
         return "Stopping"
     return "Straight, constant speed"
 
@@ -113,19 +132,27 @@ def motion_phrase(motion_class: str) -> str:
     return PHRASES.get(motion_class, UNDEFINED_PHRASE)
 
 
-def motion_summary(timestamps_us: np.ndarray, translation_m: np.ndarray, rotation_wxyz: np.ndarray) -> str:
+def motion_summary(
+    timestamps_us: np.ndarray,
+    translation_m: np.ndarray,
+    rotation_wxyz: np.ndarray,
+    thresholds: Thresholds = UPSTREAM,
+) -> str:
     """`The ego-vehicle is {phrase}` for one run of keyframe poses."""
-    motion_class = classify_ego_motion(timestamps_us, translation_m, rotation_wxyz)
+    motion_class = classify_ego_motion(timestamps_us, translation_m, rotation_wxyz, thresholds)
     return f"The ego-vehicle is {motion_phrase(motion_class)}"
 
 
 def segment_context(
-    timestamps_us: np.ndarray, translation_m: np.ndarray, rotation_wxyz: np.ndarray
+    timestamps_us: np.ndarray,
+    translation_m: np.ndarray,
+    rotation_wxyz: np.ndarray,
+    thresholds: Thresholds = UPSTREAM,
 ) -> str | None:
     """Segment-task line `Motion summary: The ego-vehicle is ...`; None for fewer than 2 frames (no line)."""
     if len(timestamps_us) < 2:
         return None
-    return f"Motion summary: {motion_summary(timestamps_us, translation_m, rotation_wxyz)}"
+    return f"Motion summary: {motion_summary(timestamps_us, translation_m, rotation_wxyz, thresholds)}"
 
 
 def scene_context(
@@ -133,6 +160,7 @@ def scene_context(
     translation_m: np.ndarray,
     rotation_wxyz: np.ndarray,
     keysegments: Sequence[Sequence[int]],
+    thresholds: Thresholds = UPSTREAM,
 ) -> list[str]:
     """Scene-task lines, one per keysegment of >= 2 frames (0-based scene frame indices).
 
@@ -148,7 +176,9 @@ def scene_context(
         if not 0 <= first <= last < n:
             raise ValueError(f"keysegment {k} spans frames {first}..{last}, outside the scene's {n} frames")
         window = slice(first, last + 1)
-        summary = motion_summary(timestamps_us[window], translation_m[window], rotation_wxyz[window])
+        summary = motion_summary(
+            timestamps_us[window], translation_m[window], rotation_wxyz[window], thresholds
+        )
         lines.append(f"Motion summary for Frame{first + 1} to Frame{last + 1}: {summary}")
     return lines
 
@@ -187,6 +217,7 @@ def scene_raw_pose_context(
     translation_m: np.ndarray,
     rotation_wxyz: np.ndarray,
     keysegments: Sequence[Sequence[int]],
+    thresholds: Thresholds = UPSTREAM,
 ) -> list[str]:
     """Scene-task "+EP" baseline blocks, one per keysegment of >= 2 frames.
 
