@@ -680,6 +680,13 @@ def serve(
     body_timeout: Annotated[
         float, typer.Option(help="Seconds a request body may take to arrive (408).")
     ] = 30.0,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Without API keys: a Host/Origin name besides loopback to answer (a proxy's)."),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str, typer.Option(help="Comma-separated proxy addresses whose X-Forwarded-For is trusted.")
+    ] = "",
 ) -> None:
     """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
     from kinegraph.roles import parse_roles
@@ -705,6 +712,8 @@ def serve(
             max_waiting=queue,
             max_per_client=per_client,
             body_timeout_s=body_timeout,
+            allowed_hosts=tuple(allow_host or ()),
+            forwarded_allow_ips=tuple(ip.strip() for ip in forwarded_allow_ips.split(",") if ip.strip()),
         )
         run_server(settings, host=host, port=port)
     except ValueError as exc:

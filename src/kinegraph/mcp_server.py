@@ -80,4 +80,11 @@ def serve_mcp(
         return
     import uvicorn
 
-    uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(server, host), host=host, port=port, log_level="warning", proxy_headers=False)
+
+
+def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
+    """The streamable-HTTP app behind the same loopback `Host`/`Origin` check as a key-less `serve`."""
+    from kinegraph.serve.access import LoopbackOrigins
+
+    return LoopbackOrigins(server.streamable_http_app(host=host))
