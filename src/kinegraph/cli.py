@@ -136,12 +136,15 @@ def clean_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kinegraph.atomic import OutputError
         from kinegraph.errors import DataError, UsageError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
         except (DataError, UsageError, UnknownEntryError) as exc:
+            raise fail(str(exc)) from None
+        except OutputError as exc:  # an --out that cannot be written: a directory, a full disk
             raise fail(str(exc)) from None
         except Exception as exc:
             # imported only once something failed: the agents package (asyncio, SQLite) slows every start
@@ -163,8 +166,9 @@ def write_or_print(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        from kinegraph.atomic import write_atomic
+
+        write_atomic(out, text)
         typer.echo(f"wrote {out}", err=True)
 
 

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from kinegraph.atomic import write_atomic
 from kinegraph.errors import DataError, UsageError
 from kinegraph.types import Prediction, RunConfig, Status
 
@@ -196,9 +197,7 @@ class PredictionLog:
         return self
 
     def _rewrite(self, predictions: list[Prediction]) -> None:
-        tmp = self.path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(p.model_dump_json() + "\n" for p in predictions))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, "".join(p.model_dump_json() + "\n" for p in predictions))
 
     def append(self, predictions: Iterable[Prediction]) -> int:
         if self._handle is None:
@@ -270,10 +269,7 @@ def versions() -> dict[str, str]:
 
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically (a crash never leaves a half-written run.json or metrics.json)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with naming_the_file(path):
-        tmp.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-        os.replace(tmp, path)
+    write_atomic(path, json.dumps(payload, indent=2, default=str) + "\n")
 
 
 @contextmanager
