@@ -291,6 +291,12 @@ def run(
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
+    max_error_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Fail the run (exit 1) when a larger share of its predictions failed."
+        ),
+    ] = 0.5,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -338,6 +344,7 @@ def run(
         use_cache=not no_cache,
         seed=seed,
         max_cost_usd=max_cost,
+        max_error_rate=max_error_rate,
         retry_errors=retry_errors,
         options=parse_options(option),
         loader_options=parse_options(data_option),
@@ -378,6 +385,8 @@ def run(
             indent=2,
         )
     )
+    if summary.failure is not None:
+        raise fail(f"run failed: {summary.failure} (run.json says so; see {out})", code=1)
 
 
 @app.command()
