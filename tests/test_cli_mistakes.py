@@ -66,6 +66,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             "DATA": str(data),
             "RUN": str(run),
             "LOG": str(run / "predictions.jsonl"),
+            "OFFICIAL": str(run / "official" / "egodyn_predictions.jsonl"),
             "LOCKED": str(root / "locked"),
             "EMPTY": str(root / "empty"),
             "MISSING": str(root / "missing"),
