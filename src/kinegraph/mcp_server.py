@@ -72,8 +72,10 @@ def serve_mcp(
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
+        from kinegraph.mcp_stdin import ScrubbedStdin
+
         async def run() -> None:
-            async with stdio_server() as (read, write):
+            async with stdio_server(stdin=ScrubbedStdin()) as (read, write):  # type: ignore[arg-type]
                 await server.run(read, write, server.create_initialization_options())
 
         anyio.run(run)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -21,16 +22,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from kinegraph.atomic import write_atomic
 from kinegraph.errors import DataError, UsageError
 from kinegraph.types import Prediction, RunConfig, Status
+from kinegraph.unicode_text import scrub_json
 
 PREDICTIONS = "predictions.jsonl"
 RUN_JSON = "run.json"
 METRICS = "metrics.json"
 OFFICIAL = "official"
 LOCK = "run.lock"
+log = logging.getLogger(__name__)
 
 #: The config fields a resumed run must share with the run in its directory (the rest may change).
 RESUME_FIELDS = ("benchmark", "graph", "model", "roles", "data", "options", "loader_options", "seed")
@@ -173,6 +177,17 @@ def _fields_of_a_prediction(path: Path) -> bool:
     return False
 
 
+def prediction_line(p: Prediction) -> str:
+    """One JSON line of predictions.jsonl; a lone UTF-16 surrogate anywhere in it (a tool's text, a
+    question) is written as U+FFFD, with one warning, rather than aborting the run."""
+    try:
+        return p.model_dump_json() + "\n"
+    except PydanticSerializationError:
+        clean, n = scrub_json(p.model_dump(mode="json"))
+        log.warning("%s: %d lone UTF-16 surrogate(s) written as U+FFFD", p.sample_id, n)
+        return Prediction.model_validate(clean).model_dump_json() + "\n"
+
+
 class PredictionLog:
     """Append-only predictions.jsonl: one JSON line per sample, flushed at once, never two for one sample."""
 
@@ -197,7 +212,7 @@ class PredictionLog:
         return self
 
     def _rewrite(self, predictions: list[Prediction]) -> None:
-        write_atomic(self.path, "".join(p.model_dump_json() + "\n" for p in predictions))
+        write_atomic(self.path, "".join(prediction_line(p) for p in predictions))
 
     def append(self, predictions: Iterable[Prediction]) -> int:
         if self._handle is None:
@@ -208,7 +223,7 @@ class PredictionLog:
                 for p in predictions:
                     if p.sample_id in self.done:
                         continue
-                    self._handle.write(p.model_dump_json() + "\n")
+                    self._handle.write(prediction_line(p))
                     self.done[p.sample_id] = p
                     n += 1
                 self._handle.flush()

@@ -11,6 +11,7 @@ refused from its `content-length`, or after `max_bytes` of it, never read whole.
 
 from __future__ import annotations
 
+import json
 import zlib
 from typing import Any
 
@@ -79,7 +80,7 @@ class JsonPoster:
         # aiohttp's request and response objects refer to each other, so a sent body lives until the next
         # garbage collection, which a fast run makes rare: at 700 KB a body (ten frames) that was 180 MB
         # at concurrency 64. The body is a bytearray emptied once the answer is in.
-        data = bytearray(orjson.dumps(body))
+        data = bytearray(_encode(body))
         try:
             async with session.post(self.base_url + path, data=data) as response:
                 raw = await self._read_capped(response)
@@ -127,4 +128,16 @@ def _decode(raw: bytes) -> Any:
     try:
         return orjson.loads(raw) if raw else None
     except orjson.JSONDecodeError:
+        pass
+    try:  # orjson refuses lone surrogate escapes ("\\ud800") that JSON allows; GenerateResponse scrubs them
+        return json.loads(raw)
+    except ValueError:
         return None
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    """The request body; a lone surrogate in it (orjson refuses those) is sent as its JSON escape."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(",", ":")).encode("ascii")
