@@ -14,9 +14,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from kinegraph.errors import DataError
+from kinegraph.yaml_files import read_yaml
 
 PRICES_ENV = "KINEGRAPH_PRICES"
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
@@ -65,12 +64,7 @@ class PriceTable:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int) -> PriceTable:
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read price table: {exc.strerror}", path=path) from None
-    except yaml.YAMLError as exc:
-        raise DataError(f"not valid YAML: {exc}", path=path) from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise DataError("expected a mapping provider -> {model: {input, output}}", path=path)
     table: dict[str, dict[str, Price]] = {}
