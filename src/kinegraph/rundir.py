@@ -34,6 +34,7 @@ RUN_JSON = "run.json"
 METRICS = "metrics.json"
 OFFICIAL = "official"
 LOCK = "run.lock"
+MAX_STAMP_LINE_BYTES = 16 * 2**20  # the first prediction, read for its stamps
 log = logging.getLogger(__name__)
 
 #: The config fields a resumed run must share with the run in its directory (the rest may change).
@@ -84,6 +85,7 @@ def check_resumable(config: RunConfig) -> None:
     info = read_json(out_dir / RUN_JSON) or {}
     stored = info.get("config")
     if not isinstance(stored, dict):
+        _check_orphan_predictions(config)
         return
     if "seed_sent" not in info:  # written before a run's seed was sent anywhere: its seed (0) did nothing
         stored = {**stored, "seed": None}
@@ -97,6 +99,32 @@ def check_resumable(config: RunConfig) -> None:
         raise RunDirTaken(
             f"{out_dir}: holds another run ({'; '.join(differ)}); pass another --out, "
             "or rerun with the same settings to resume"
+        )
+
+
+def _check_orphan_predictions(config: RunConfig) -> None:
+    """Without run.json (deleted, or lost), the predictions' own stamps must match the run asked for: a
+    rerun with another benchmark, graph or model never adopts them."""
+    out_dir = Path(config.out_dir)
+    try:
+        with (out_dir / PREDICTIONS).open("rb") as handle:
+            first = handle.readline(MAX_STAMP_LINE_BYTES)
+    except OSError:
+        return
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return  # no whole first line: nothing was kept
+    if not isinstance(record, dict):
+        return
+    asked = {"benchmark": config.benchmark, "graph": config.graph, "model": config.model}
+    differ = [
+        f"{k} {record[k]!r} there, {v!r} asked" for k, v in asked.items() if k in record and record[k] != v
+    ]
+    if differ:
+        raise RunDirTaken(
+            f"{out_dir}: holds predictions of another run and no {RUN_JSON} ({'; '.join(differ)}); "
+            "pass another --out, or rerun with the same settings to resume"
         )
 
 

@@ -51,6 +51,8 @@ class PriceTable:
         return models[max(matches, key=len)] if matches else None
 
     def cost_usd(self, provider: str, model: str, input_tokens: int, output_tokens: int) -> float:
+        if input_tokens < 0 or output_tokens < 0:
+            raise ValueError(f"negative token counts ({input_tokens}, {output_tokens}) have no cost")
         price = self.price(provider, model)
         if price is None:
             if provider not in FREE_PROVIDERS and f"{provider}:{model}" not in self._warned:
