@@ -61,17 +61,27 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     (root / "bad_pairs.yaml").write_text(
         "benchmarks: {egodyn: {data: d}}\ngraphs: [egodyn.oracle]\npairs: every\n"
     )
+    (root / "deep_sweep.yaml").write_text("benchmarks: " + "[" * 10_000 + "]" * 10_000 + "\n")
+    axis = "[" + ", ".join(map(str, range(10))) + "]"
+    (root / "grid_sweep.yaml").write_text(
+        "benchmarks: {egodyn: {data: d}}\ngraphs:\n  - graph: egodyn.oracle\n    options: {"
+        + ", ".join(f"{k}: {axis}" for k in "abcde")
+        + "}\n"
+    )
     with lock_run_dir(root / "locked"):  # as a run still writing there holds it
         yield {
             "DATA": str(data),
             "RUN": str(run),
             "LOG": str(run / "predictions.jsonl"),
+            "OFFICIAL": str(run / "official" / "egodyn_predictions.jsonl"),
             "LOCKED": str(root / "locked"),
             "EMPTY": str(root / "empty"),
             "MISSING": str(root / "missing"),
             "PRED": str(root / "pred.jsonl"),
             "GOOD_SWEEP": str(root / "sweep.yaml"),
             "BAD_SWEEP": str(root / "bad_sweep.yaml"),
+            "DEEP_SWEEP": str(root / "deep_sweep.yaml"),
+            "GRID_SWEEP": str(root / "grid_sweep.yaml"),
             "BAD_PAIRS": str(root / "bad_pairs.yaml"),
             "OUT": str(root / "out"),
         }

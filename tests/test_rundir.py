@@ -175,10 +175,10 @@ def test_a_write_that_fails_names_its_file(tmp_path):
         log.append([prediction("a")])
     assert (full.value.errno, full.value.filename) == (errno.ENOSPC, str(tmp_path / "p.jsonl"))
     assert "a" not in log.done  # not on disk, so not done
-    (tmp_path / "run.json.tmp").symlink_to("/dev/full")  # where write_json writes before the rename
-    with pytest.raises(OSError) as full:
-        write_json(tmp_path / "run.json", {"status": "running"})
-    assert (full.value.errno, full.value.filename) == (errno.ENOSPC, str(tmp_path / "run.json"))
+    blocked = tmp_path / "p.jsonl" / "run.json"  # its directory is a file: the write cannot start
+    with pytest.raises(OSError) as failed:
+        write_json(blocked, {"status": "running"})
+    assert failed.value.errno in (errno.EEXIST, errno.ENOTDIR) and failed.value.filename == str(blocked)
 
 
 def test_a_runs_own_log_points_to_its_official_export_when_that_is_another_format(tmp_path):

@@ -143,12 +143,15 @@ def clean_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from kinegraph.atomic import OutputError
         from kinegraph.errors import DataError, UsageError
         from kinegraph.registry import UnknownEntryError
 
         try:
             return func(*args, **kwargs)
         except (DataError, UsageError, UnknownEntryError) as exc:
+            raise fail(str(exc)) from None
+        except OutputError as exc:  # an --out that cannot be written: a directory, a full disk
             raise fail(str(exc)) from None
         except Exception as exc:
             # imported only once something failed: the agents package (asyncio, SQLite) slows every start
@@ -170,8 +173,9 @@ def write_or_print(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        from kinegraph.atomic import write_atomic
+
+        write_atomic(out, text)
         typer.echo(f"wrote {out}", err=True)
 
 
@@ -295,6 +299,12 @@ def run(
         float | None, typer.Option(help="Stop scheduling once this many USD are spent.")
     ] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run failed samples again.")] = False,
+    max_error_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Fail the run (exit 1) when a larger share of its predictions failed."
+        ),
+    ] = 0.5,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -343,6 +353,7 @@ def run(
         use_cache=not no_cache,
         seed=seed,
         max_cost_usd=max_cost,
+        max_error_rate=max_error_rate,
         retry_errors=retry_errors,
         options=parse_options(option),
         loader_options=parse_options(data_option),
@@ -383,6 +394,8 @@ def run(
             indent=2,
         )
     )
+    if summary.failure is not None:
+        raise fail(f"run failed: {summary.failure} (run.json says so; see {out})", code=1)
 
 
 @app.command()
@@ -705,6 +718,13 @@ def serve(
     body_timeout: Annotated[
         float, typer.Option(help="Seconds a request body may take to arrive (408).")
     ] = 30.0,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Without API keys: a Host/Origin name besides loopback to answer (a proxy's)."),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str, typer.Option(help="Comma-separated proxy addresses whose X-Forwarded-For is trusted.")
+    ] = "",
 ) -> None:
     """Serve graphs as a driving-QA HTTP endpoint (/v1/qa, OpenAI-compatible /v1/chat/completions)."""
     from kinegraph.roles import parse_roles
@@ -730,6 +750,8 @@ def serve(
             max_waiting=queue,
             max_per_client=per_client,
             body_timeout_s=body_timeout,
+            allowed_hosts=tuple(allow_host or ()),
+            forwarded_allow_ips=tuple(ip.strip() for ip in forwarded_allow_ips.split(",") if ip.strip()),
         )
         run_server(settings, host=host, port=port)
     except ValueError as exc:

@@ -72,12 +72,21 @@ def serve_mcp(
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
+        from kinegraph.mcp_stdin import ScrubbedStdin
+
         async def run() -> None:
-            async with stdio_server() as (read, write):
+            async with stdio_server(stdin=ScrubbedStdin()) as (read, write):  # type: ignore[arg-type]
                 await server.run(read, write, server.create_initialization_options())
 
         anyio.run(run)
         return
     import uvicorn
 
-    uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(server, host), host=host, port=port, log_level="warning", proxy_headers=False)
+
+
+def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
+    """The streamable-HTTP app behind the same loopback `Host`/`Origin` check as a key-less `serve`."""
+    from kinegraph.serve.access import LoopbackOrigins
+
+    return LoopbackOrigins(server.streamable_http_app(host=host))

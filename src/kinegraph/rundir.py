@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -21,15 +22,20 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
+from kinegraph.atomic import write_atomic
 from kinegraph.errors import DataError, UsageError
 from kinegraph.types import Prediction, RunConfig, Status
+from kinegraph.unicode_text import scrub_json
 
 PREDICTIONS = "predictions.jsonl"
 RUN_JSON = "run.json"
 METRICS = "metrics.json"
 OFFICIAL = "official"
 LOCK = "run.lock"
+MAX_STAMP_LINE_BYTES = 16 * 2**20  # the first prediction, read for its stamps
+log = logging.getLogger(__name__)
 
 #: The config fields a resumed run must share with the run in its directory (the rest may change).
 RESUME_FIELDS = ("benchmark", "graph", "model", "roles", "data", "options", "loader_options", "seed")
@@ -79,6 +85,7 @@ def check_resumable(config: RunConfig) -> None:
     info = read_json(out_dir / RUN_JSON) or {}
     stored = info.get("config")
     if not isinstance(stored, dict):
+        _check_orphan_predictions(config)
         return
     if "seed_sent" not in info:  # written before a run's seed was sent anywhere: its seed (0) did nothing
         stored = {**stored, "seed": None}
@@ -92,6 +99,32 @@ def check_resumable(config: RunConfig) -> None:
         raise RunDirTaken(
             f"{out_dir}: holds another run ({'; '.join(differ)}); pass another --out, "
             "or rerun with the same settings to resume"
+        )
+
+
+def _check_orphan_predictions(config: RunConfig) -> None:
+    """Without run.json (deleted, or lost), the predictions' own stamps must match the run asked for: a
+    rerun with another benchmark, graph or model never adopts them."""
+    out_dir = Path(config.out_dir)
+    try:
+        with (out_dir / PREDICTIONS).open("rb") as handle:
+            first = handle.readline(MAX_STAMP_LINE_BYTES)
+    except OSError:
+        return
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return  # no whole first line: nothing was kept
+    if not isinstance(record, dict):
+        return
+    asked = {"benchmark": config.benchmark, "graph": config.graph, "model": config.model}
+    differ = [
+        f"{k} {record[k]!r} there, {v!r} asked" for k, v in asked.items() if k in record and record[k] != v
+    ]
+    if differ:
+        raise RunDirTaken(
+            f"{out_dir}: holds predictions of another run and no {RUN_JSON} ({'; '.join(differ)}); "
+            "pass another --out, or rerun with the same settings to resume"
         )
 
 
@@ -172,6 +205,17 @@ def _fields_of_a_prediction(path: Path) -> bool:
     return False
 
 
+def prediction_line(p: Prediction) -> str:
+    """One JSON line of predictions.jsonl; a lone UTF-16 surrogate anywhere in it (a tool's text, a
+    question) is written as U+FFFD, with one warning, rather than aborting the run."""
+    try:
+        return p.model_dump_json() + "\n"
+    except PydanticSerializationError:
+        clean, n = scrub_json(p.model_dump(mode="json"))
+        log.warning("%s: %d lone UTF-16 surrogate(s) written as U+FFFD", p.sample_id, n)
+        return Prediction.model_validate(clean).model_dump_json() + "\n"
+
+
 class PredictionLog:
     """Append-only predictions.jsonl: one JSON line per sample, flushed at once, never two for one sample."""
 
@@ -196,9 +240,7 @@ class PredictionLog:
         return self
 
     def _rewrite(self, predictions: list[Prediction]) -> None:
-        tmp = self.path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(p.model_dump_json() + "\n" for p in predictions))
-        os.replace(tmp, self.path)
+        write_atomic(self.path, "".join(prediction_line(p) for p in predictions))
 
     def append(self, predictions: Iterable[Prediction]) -> int:
         if self._handle is None:
@@ -209,7 +251,7 @@ class PredictionLog:
                 for p in predictions:
                     if p.sample_id in self.done:
                         continue
-                    self._handle.write(p.model_dump_json() + "\n")
+                    self._handle.write(prediction_line(p))
                     self.done[p.sample_id] = p
                     n += 1
                 self._handle.flush()
@@ -270,10 +312,7 @@ def versions() -> dict[str, str]:
 
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically (a crash never leaves a half-written run.json or metrics.json)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with naming_the_file(path):
-        tmp.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-        os.replace(tmp, path)
+    write_atomic(path, json.dumps(payload, indent=2, default=str) + "\n")
 
 
 @contextmanager

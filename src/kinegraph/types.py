@@ -200,6 +200,8 @@ class RunConfig(BaseModel):
     #: sets it (`kinegraph.run.seeding`); None: no seed sent, the graph's own default
     seed: int | None = None
     max_cost_usd: float | None = None
+    #: a finished run whose failed share passes this ends `failed`, exit 1 (`kinegraph.run.verdict`)
+    max_error_rate: float = Field(default=0.5, ge=0.0, le=1.0)
     retry_errors: bool = False
     options: JsonDict = Field(default_factory=dict)
     loader_options: JsonDict = Field(default_factory=dict)

@@ -291,7 +291,7 @@ def test_without_keys_only_loopback_clients_are_served(text_model):
 
     async def call(client: tuple[str, int]) -> httpx.Response:
         transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
             return await http.get("/v1/graphs")
 
     assert_error(asyncio.run(call(("203.0.113.9", 5555))), 403, "serves loopback only")

@@ -51,6 +51,19 @@ class RetryPolicy:
         return max(computed, min(retry_after_s, self.max_retry_after_s))
 
 
+#: More tokens than any model reads or writes in one call: a count past it is a broken or hostile server.
+MAX_TOKENS_PER_CALL = 100_000_000
+
+
+def implausible_usage(usage: Usage) -> str | None:
+    """Why a server's token counts cannot be billed (negative, or past MAX_TOKENS_PER_CALL); None if fine."""
+    for name in ("input_tokens", "output_tokens"):
+        n = getattr(usage, name)
+        if not 0 <= n <= MAX_TOKENS_PER_CALL:
+            return f"{name}={n}, outside 0..{MAX_TOKENS_PER_CALL:,}"
+    return None
+
+
 class ManagedBackend:
     """A provider backend behind the response cache, rate limits, retries and cost accounting.
 
@@ -113,6 +126,10 @@ class ManagedBackend:
         cost = 0.0
         try:
             response = await self._call_with_retries(request)
+            bad = implausible_usage(response.usage)
+            if bad is not None:  # charged as its reservation: a negative count is never a credit
+                cost = bound
+                raise BackendError(f"{self.provider}:{self.model}: the answer's usage is refused ({bad})")
             cost = self.prices.cost_usd(
                 self.provider, self.model, response.usage.input_tokens, response.usage.output_tokens
             )

@@ -14,9 +14,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from kinegraph.errors import DataError
+from kinegraph.yaml_files import read_yaml
 
 PRICES_ENV = "KINEGRAPH_PRICES"
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
@@ -52,6 +51,8 @@ class PriceTable:
         return models[max(matches, key=len)] if matches else None
 
     def cost_usd(self, provider: str, model: str, input_tokens: int, output_tokens: int) -> float:
+        if input_tokens < 0 or output_tokens < 0:
+            raise ValueError(f"negative token counts ({input_tokens}, {output_tokens}) have no cost")
         price = self.price(provider, model)
         if price is None:
             if provider not in FREE_PROVIDERS and f"{provider}:{model}" not in self._warned:
@@ -65,12 +66,7 @@ class PriceTable:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int) -> PriceTable:
-    try:
-        raw = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise DataError(f"cannot read price table: {exc.strerror}", path=path) from None
-    except yaml.YAMLError as exc:
-        raise DataError(f"not valid YAML: {exc}", path=path) from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise DataError("expected a mapping provider -> {model: {input, output}}", path=path)
     table: dict[str, dict[str, Price]] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -17,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from kinegraph.errors import DataError
 from kinegraph.types import Usage
+from kinegraph.unicode_text import scrub, scrub_json
+
+log = logging.getLogger(__name__)
 
 
 class TextPart(BaseModel):
@@ -171,6 +175,9 @@ class GenerateRequest(BaseModel):
 
 
 class GenerateResponse(BaseModel):
+    """A model's answer. Lone UTF-16 surrogates in its text or tool arguments (which no UTF-8 file or
+    response can hold) are replaced by U+FFFD here, with one warning, so one bad answer never aborts a run."""
+
     text: str
     model: str
     usage: Usage = Field(default_factory=Usage)
@@ -178,6 +185,16 @@ class GenerateResponse(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     cached: bool = False
     latency_s: float = 0.0
+
+    @model_validator(mode="after")
+    def _scrub_surrogates(self) -> GenerateResponse:
+        self.text, n = scrub(self.text)
+        for call in self.tool_calls:
+            call.arguments, k = scrub_json(call.arguments)
+            n += k
+        if n:
+            log.warning("%s: %d lone UTF-16 surrogate(s) in the answer replaced by U+FFFD", self.model, n)
+        return self
 
 
 @runtime_checkable

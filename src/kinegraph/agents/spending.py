@@ -40,7 +40,7 @@ class SpendingLimit:
     def settle(self, bound_usd: float, cost_usd: float) -> None:
         """Release a reservation and count what the request actually cost (0 when it failed)."""
         self.reserved_usd = max(0.0, self.reserved_usd - bound_usd)
-        self.spent_usd += cost_usd
+        self.spent_usd += max(0.0, cost_usd)  # never a credit, whatever a server's usage said
 
 
 class BudgetedBackend:

@@ -246,13 +246,10 @@ def load_question_bank(yaml_path: str | Path | None = None) -> dict[str, EgoDynQ
     """
     if yaml_path is None:
         return default_question_bank()
-    import yaml  # only for a template file: the built-in bank needs no YAML parser
+    from kinegraph.yaml_files import read_yaml  # only for a template file: the bank needs no YAML parser
 
     path = Path(yaml_path)
-    try:
-        cfg = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise DataError(f"cannot read question template: {exc}", path=path) from exc
+    cfg = read_yaml(path)
     if not isinstance(cfg, dict) or not isinstance(cfg.get("questions"), list):
         raise DataError("expected a top-level 'questions' list", path=path, field="questions")
     bank: dict[str, EgoDynQuestion] = {}

@@ -17,9 +17,11 @@ from typing import Literal
 from kinegraph.benchmarks.hf_snapshots import FETCH_RECORD, choose, is_snapshot_name
 from kinegraph.data.hub_layouts import LAYOUTS, HubLayout, layout
 from kinegraph.errors import DataError
-from kinegraph.jsonfiles import read_jsonl
+from kinegraph.jsonfiles import collecting_bad_lines, read_jsonl
+from kinegraph.types import Sample
 
 VIDEO_SAMPLE = 3
+MAX_FINDINGS = 50  # of one kind; the rest are counted in one more line
 _NOT_SNAPSHOTS = frozenset({".cache", "nuscenes", "samples", "sweeps"})  # never cache versions
 
 
@@ -107,20 +109,45 @@ def _nuscenes_join(spec: HubLayout, root: Path) -> list[Finding]:
 
 
 def _rows(spec: HubLayout, root: Path) -> list[Finding]:
+    """Every bad JSON line (not only the first), then the loader's own refusal or, loaded, duplicate ids
+    and media files the samples name that are missing."""
     from kinegraph.suites import suites
 
-    try:
-        samples = suites.get(spec.benchmark).load(spec.loader_path(root))
-    except DataError as exc:
-        where = (exc.path or str(root)) + (f":{exc.line}" if exc.line is not None else "")
-        what = (f"field {exc.field!r}: " if exc.field else "") + exc.message
-        return [Finding(where, what, f"correct it, or {_fetch_hint(spec.benchmark, root)} again")]
+    fix = f"correct it, or {_fetch_hint(spec.benchmark, root)} again"
+    with collecting_bad_lines() as bad_lines:
+        try:
+            samples = suites.get(spec.benchmark).load(spec.loader_path(root))
+        except DataError as exc:
+            samples, refused = [], [exc]
+        else:
+            refused = []
+    out = [_finding(exc, root, fix) for exc in [*bad_lines[:MAX_FINDINGS], *refused]]
+    if len(bad_lines) > MAX_FINDINGS:
+        out.append(Finding(str(root), f"and {len(bad_lines) - MAX_FINDINGS} more bad lines", fix))
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
-            return [Finding(str(root), f"duplicate sample id {sample.id!r}", "keep one copy of its file")]
+            out.append(Finding(str(root), f"duplicate sample id {sample.id!r}", "keep one copy of its file"))
+            break
         seen.add(sample.id)
-    return []
+    return out + _missing_media(samples, spec, root)
+
+
+def _finding(exc: DataError, root: Path, fix: str) -> Finding:
+    where = (exc.path or str(root)) + (f":{exc.line}" if exc.line is not None else "")
+    return Finding(where, (f"field {exc.field!r}: " if exc.field else "") + exc.message, fix)
+
+
+def _missing_media(samples: list[Sample], spec: HubLayout, root: Path) -> list[Finding]:
+    """One finding per video a loaded sample names that is not a file, each named once (frames are the
+    loaders' and the nuScenes join's to check)."""
+    named = dict.fromkeys(s.media.video_path for s in samples if s.media.video_path is not None)
+    missing = [p for p in named if not (root / p).is_file()]  # an absolute path stays itself
+    fix = _fetch_hint(spec.benchmark, root) + " (re-downloads it)"
+    out = [Finding(path, "missing (a sample names it)", fix) for path in missing[:MAX_FINDINGS]]
+    if len(missing) > MAX_FINDINGS:
+        out.append(Finding(str(root), f"and {len(missing) - MAX_FINDINGS} more missing videos", fix))
+    return out
 
 
 def _videos(spec: HubLayout, root: Path) -> list[Finding]:

@@ -15,6 +15,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kinegraph.atomic import write_atomic
 from kinegraph.data.hub_layouts import NUSCENES_STEPS, layout
 from kinegraph.errors import UsageError
 
@@ -110,5 +111,5 @@ def fetch(
         fetched_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         files=files,
     )
-    (to / RECORD_NAME).write_text(json.dumps(asdict(record), indent=2) + "\n")
+    write_atomic(to / RECORD_NAME, json.dumps(asdict(record), indent=2) + "\n")
     return record

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.autodridm import TASKS, load
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.autodridm import (
@@ -51,7 +52,7 @@ def export_official(
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "autodridm_predictions.jsonl"
     records = raw_by_id(samples, predictions)
-    path.write_text("".join(json.dumps({"sample_id": k, "raw": v}) + "\n" for k, v in records.items()))
+    write_atomic(path, "".join(json.dumps({"sample_id": k, "raw": v}) + "\n" for k, v in records.items()))
     return [path]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
@@ -103,11 +104,9 @@ def export_official(
     paths = []
     for variant, frame in results.items():
         path = out_dir / variant / "kinegraph.csv"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(path, index=False)
+        write_atomic(path, frame.to_csv(index=False))
         meta = out_dir / "metadatas" / f"{variant}.csv"
-        meta.parent.mkdir(parents=True, exist_ok=True)
-        metadata_rows([rows[r][variant] for r in rows]).to_csv(meta, index=False)
+        write_atomic(meta, metadata_rows([rows[r][variant] for r in rows]).to_csv(index=False))
         paths += [path, meta]
     return paths
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.egodyn import load
 from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
 from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
@@ -58,7 +59,7 @@ def export_official(
     """Write `predictions.jsonl` in the upstream format, so upstream `scripts/evaluate.py` can read it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "egodyn_predictions.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in prediction_records(samples, predictions)))
+    write_atomic(path, "".join(json.dumps(r) + "\n" for r in prediction_records(samples, predictions)))
     return [path]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, load, predictions_frame
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.quantiphy import (
@@ -52,7 +53,7 @@ def export_official(
     """Write the predictions as a `model_outputs/*.csv` file the upstream `evaluator.py` reads."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "quantiphy_predictions.csv"
-    predictions_frame(samples, predictions).to_csv(path, index=False)
+    write_atomic(path, predictions_frame(samples, predictions).to_csv(index=False))
     return [path]
 
 

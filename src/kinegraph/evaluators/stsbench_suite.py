@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.stsbench import GROUPS, load
 from kinegraph.evaluators.stsbench import score, score_file
 from kinegraph.subsets import metadata_key
@@ -73,7 +74,7 @@ def export_official(
     """The upstream prediction JSON (`eval/eval.py --predictions`), keyed by the loader's `man_id`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "stsbench_predictions.json"
-    path.write_text(json.dumps(answer_records(samples, predictions), indent=1))
+    write_atomic(path, json.dumps(answer_records(samples, predictions), indent=1))
     return [path]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.tad import TASKS, load, load_ground_truth
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
@@ -93,7 +94,7 @@ def export_official(
     paths = []
     for task, records in prediction_records(samples, predictions).items():
         path = out_dir / f"{task}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        write_atomic(path, "".join(json.dumps(r) + "\n" for r in records))
         paths.append(path)
     return paths
 

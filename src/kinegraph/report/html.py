@@ -7,6 +7,7 @@ import html
 import json
 from pathlib import Path
 
+from kinegraph.atomic import write_atomic
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
 from kinegraph.report.tables import item_rows, role_rows, rows, warning_lines
@@ -116,11 +117,10 @@ def write_report(comparison: Comparison, out: str | Path) -> Path:
     out = Path(out)
     if out.suffix not in REPORT_SUFFIXES:
         raise ValueError(f"{out}: a report is {', '.join(REPORT_SUFFIXES)}; name the file with one of them")
-    out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".md":
-        out.write_text(markdown(comparison))
+        text = markdown(comparison)
     elif out.suffix == ".json":
-        out.write_text(json.dumps(as_dict(comparison), indent=1) + "\n")
+        text = json.dumps(as_dict(comparison), indent=1) + "\n"
     else:
-        out.write_text(render(comparison))
-    return out
+        text = render(comparison)
+    return write_atomic(out, text)

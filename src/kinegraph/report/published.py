@@ -12,6 +12,7 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kinegraph.atomic import write_atomic
 from kinegraph.report.cells import fmt, markdown_table
 from kinegraph.report.html import STYLE, html_table
 from kinegraph.report.repeats import format_mean_sd, mean_sd
@@ -125,6 +126,6 @@ def write_published_report(table: PublishedTable, out_dir: Path) -> tuple[Path, 
     """Write reproduce.md and reproduce.html into `out_dir`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md, page = out_dir / REPRODUCE_MD, out_dir / REPRODUCE_HTML
-    md.write_text(markdown_report(table))
-    page.write_text(html_report(table))
+    write_atomic(md, markdown_report(table))
+    write_atomic(page, html_report(table))
     return md, page

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from kinegraph.atomic import write_atomic
 from kinegraph.report.compare import Pairs, compare
 from kinegraph.report.html import html_table, write_report
 from kinegraph.report.runs import labelled
@@ -62,13 +63,14 @@ def write_sweep_reports(
     page += ["<h2>Runs</h2>", html_table(status_header, status_rows)]
     md += ["## Runs", "", "| " + " | ".join(status_header) + " |", "|" + "---|" * len(status_header)]
     md += ["| " + " | ".join(row) + " |" for row in status_rows]
-    (out_dir / REPORT_MD).write_text("\n".join(md) + "\n")
-    (out_dir / REPORT_HTML).write_text(
+    write_atomic(out_dir / REPORT_MD, "\n".join(md) + "\n")
+    write_atomic(
+        out_dir / REPORT_HTML,
         "<!doctype html><html><head><meta charset=utf-8><title>kinegraph sweep</title>"
         "<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
         "th,td{border:1px solid #ccc;padding:.3rem .5rem}</style></head><body>"
         + "\n".join(page)
-        + "</body></html>"
+        + "</body></html>",
     )
     reports["all"] = str(out_dir / REPORT_HTML)
     return reports

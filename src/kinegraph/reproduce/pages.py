@@ -10,6 +10,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from kinegraph.atomic import write_atomic
 from kinegraph.graphs import graph_spec
 from kinegraph.reproduce.catalog import PaperTable, papers
 
@@ -69,7 +70,7 @@ def rewrite(page: Path, paper: str) -> bool:
     head, rest = text.split(BEGIN + "\n", 1)
     _, tail = rest.split(END, 1)
     new = f"{head}{BEGIN}\n{section(paper)}{END}{tail}"
-    page.write_text(new)
+    write_atomic(page, new)
     return new != text
 
 

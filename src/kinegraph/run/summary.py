@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.seeding import seed_sent, warn_unsent_seed
+from kinegraph.run.verdict import run_failure
 from kinegraph.rundir import (
     METRICS,
     OFFICIAL,
@@ -53,6 +54,8 @@ class RunSummary(BaseModel):
     warnings: dict[str, int] = Field(default_factory=dict)  # warning -> groups it was raised for
     metrics: dict[str, Any] | None = None
     headline: dict[str, float | None] | None = None
+    #: why a run that ran to its end still failed (nothing answered, too many errors); None: it did not
+    failure: str | None = None
 
 
 def start_run(
@@ -132,11 +135,16 @@ def finish_run(
         summary.metrics, summary.headline = metrics, suite.headline(metrics)
     latencies = [p.latency_s for p in predictions if p.latency_s]
     n_failed = sum(p.status in FAILED_STATUSES for p in predictions)
+    if status == "completed":
+        summary.failure = run_failure(predictions, len(samples), config.max_error_rate)
+        if summary.failure is not None:
+            status = summary.status = "failed"
     write_json(
         out_dir / RUN_JSON,
         {
             **run_info,
             "status": status,
+            **({"failure": summary.failure} if summary.failure else {}),
             "ended_at": now(),
             "totals": {
                 **summary.model_dump(exclude={"metrics", "out_dir"}),

@@ -32,11 +32,11 @@ pair with Holm-adjusted p-values (`all`), or its four runs in file order as a 2x
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kinegraph.errors import DataError
@@ -46,6 +46,7 @@ from kinegraph.report.compare import Pairs
 from kinegraph.subsets import check_keys, resolve_id_files
 from kinegraph.suites import suites
 from kinegraph.types import RoleModel, RunConfig
+from kinegraph.yaml_files import read_yaml
 
 #: RunConfig fields a sweep's `run:` section may set (the rest come from the grid).
 RUN_FIELDS = {"concurrency", "base_url", "cache", "use_cache", "max_cost_usd", "retry_errors", "seed"}
@@ -140,15 +141,9 @@ class PlannedRun(BaseModel):
 def load_sweep(path: str | Path) -> SweepSpec:
     """Parse and check a sweep file; data and cache paths become relative to the file's folder."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise DataError("sweep file not found", path=path) from None
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise DataError(
-            f"not valid YAML ({exc.__class__.__name__})", path=path, line=line and line + 1
-        ) from None
+    if not path.exists():
+        raise DataError("sweep file not found", path=path)
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise DataError("a sweep file is a mapping with benchmarks, graphs and models", path=path)
     try:
@@ -166,10 +161,20 @@ def load_sweep(path: str | Path) -> SweepSpec:
     return spec
 
 
+#: The most runs one sweep file may plan; a few hundred bytes of grid axes can otherwise name billions.
+MAX_SWEEP_RUNS = 10_000
+
+
 def option_grid(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every combination of the list-valued options (scalars are fixed): {a: [1, 2], b: x} -> 2 dicts."""
+    """Every combination of the list-valued options (scalars are fixed): {a: [1, 2], b: x} -> 2 dicts.
+
+    ValueError, before any combination is made, when there would be more than MAX_SWEEP_RUNS."""
     keys = sorted(options)
     axes = [v if isinstance(v, list) else [v] for v in (options[k] for k in keys)]
+    n = math.prod(len(axis) for axis in axes)
+    if n > MAX_SWEEP_RUNS:
+        sizes = " x ".join(str(len(axis)) for axis in axes if len(axis) != 1)
+        raise ValueError(f"the option grid has {n:,} combinations ({sizes}); the limit is {MAX_SWEEP_RUNS:,}")
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
@@ -275,6 +280,10 @@ def expand(spec: SweepSpec, out_dir: str | Path, path: str | Path = "<sweep>") -
                         first = exc.errors()[0]
                         raise DataError(first["msg"], path=path, field=f"run.{first['loc'][0]}") from None
                     planned = PlannedRun(name=name, benchmark=benchmark, config=config)
+                    if len(runs) >= MAX_SWEEP_RUNS:
+                        raise DataError(
+                            f"plans more than the limit of {MAX_SWEEP_RUNS:,} runs", path=path, field="graphs"
+                        )
                     if model is not None and set(model.roles) - set(roles) and planned in runs:
                         continue  # model entries that differ only in roles this graph does not have
                     runs.append(planned)

@@ -1,7 +1,7 @@
 """Checks every `/v1/` request passes before the app sees it, cheapest first.
 
 1. Auth: a bearer token among the configured keys (constant-time compare); without keys, only
-   loopback clients are served.
+   loopback clients are served, and only when `Host` and `Origin` are loopback too (`serve.access`).
 2. Body size: a declared Content-Length over the limit is refused at once; a chunked body is counted
    while it is read.
 3. Concurrency: one client (its API key; its address when there are no keys) may have `max_per_client`
@@ -19,6 +19,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from kinegraph.serve.access import refusal_message, refused_origin
 from kinegraph.serve.errors import error_body
 from kinegraph.serve.metrics import Scope, ServeMetrics
 from kinegraph.serve.settings import ServeSettings, is_loopback
@@ -48,6 +49,7 @@ class RequestGuard:
         self.settings = settings
         self.metrics = metrics
         self.keys = [k.encode() for k in settings.api_keys]
+        self.allowed_hosts = frozenset(h.lower() for h in settings.allowed_hosts)
         self.active = 0
         self.waiting = 0
         self.per_client: dict[str, int] = {}
@@ -78,6 +80,9 @@ class RequestGuard:
                 raise _Refused(
                     403, "this server has no API keys and serves loopback only", "forbidden", "auth"
                 )
+            why = refused_origin(scope["headers"], self.allowed_hosts)
+            if why is not None:
+                raise _Refused(403, refusal_message(why), "forbidden", "origin")
             return f"addr:{client[0] if client else '?'}"
         header = _header(scope, b"authorization")
         scheme, _, token = (header or "").partition(" ")

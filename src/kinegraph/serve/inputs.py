@@ -152,7 +152,7 @@ def resolve_under(root: Path | None, reference: str, where: str) -> Path:
     if not reference or "\x00" in reference or Path(reference).is_absolute():
         raise ServeError(403, f"{where}: must be a relative path under the data root", "forbidden")
     try:
-        longest = max(len(part.encode()) for part in Path(reference).parts)
+        longest = max((len(part.encode()) for part in Path(reference).parts), default=0)
     except UnicodeEncodeError:
         raise invalid(f"{where}: not valid UTF-8 text") from None
     if longest > NAME_MAX_BYTES:

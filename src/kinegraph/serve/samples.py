@@ -122,6 +122,8 @@ def tad_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str])
     if request.task is not None and request.task not in TASKS:
         raise invalid(f"task: {request.task!r} is not a TAD task ({', '.join(TASKS)})")
     n = len(media.frame_paths) or len(fields["context"].get("ego_poses", {}).get("timestamp_us", []))
+    if n == 0:
+        raise invalid("TAD graphs read frames by token: send frame_paths, images or uploaded frames")
     scene = request.task not in SEGMENT_TASKS if request.task else request.keysegments is not None
     if scene and request.keysegments is None:
         raise invalid(f"keysegments: a scene-level TAD question ({request.task}) needs them, or 'derive'")

@@ -10,6 +10,10 @@ from kinegraph.types import FrameRecord, JsonDict, Status, Usage
 
 OptionText = Annotated[str, Field(min_length=1, max_length=200)]
 GraphOptionValue = bool | int | float | str | None
+# Finite and physically plausible: a value of 1e308 m would overflow the derived speeds to inf or 0.
+Seconds = Annotated[float, Field(ge=-1e7, le=1e7)]
+Metres = Annotated[float, Field(ge=-1e7, le=1e7)]
+Radians = Annotated[float, Field(ge=-1e4, le=1e4)]
 
 
 class Trajectory(BaseModel):
@@ -20,10 +24,10 @@ class Trajectory(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    timestamps_s: list[float] = Field(min_length=2, max_length=10_000)
-    x_m: list[float] = Field(max_length=10_000)
-    y_m: list[float] = Field(max_length=10_000)
-    yaw_rad: list[float] = Field(max_length=10_000)
+    timestamps_s: list[Seconds] = Field(min_length=2, max_length=10_000)
+    x_m: list[Metres] = Field(max_length=10_000)
+    y_m: list[Metres] = Field(max_length=10_000)
+    yaw_rad: list[Radians] = Field(max_length=10_000)
 
     @model_validator(mode="after")
     def _same_length(self) -> Trajectory:
@@ -40,8 +44,8 @@ class EgoPoses(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    timestamps_s: list[float] = Field(min_length=2, max_length=10_000)
-    translation_m: list[Annotated[list[float], Field(min_length=3, max_length=3)]] = Field(max_length=10_000)
+    timestamps_s: list[Seconds] = Field(min_length=2, max_length=10_000)
+    translation_m: list[Annotated[list[Metres], Field(min_length=3, max_length=3)]] = Field(max_length=10_000)
     rotation_wxyz: list[Annotated[list[float], Field(min_length=4, max_length=4)]] = Field(max_length=10_000)
 
     @model_validator(mode="after")

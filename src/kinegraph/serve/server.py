@@ -26,7 +26,19 @@ def serve(
     app = create_app(settings)  # bad settings (an unknown graph) are refused before anything is printed
     if not settings.auth_enabled:
         sys.stderr.write("no API keys configured: authentication is off and only loopback may connect\n")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+    uvicorn.run(
+        app, host=host, port=port, log_level=log_level, server_header=False, **proxy_options(settings)
+    )
+
+
+def proxy_options(settings: ServeSettings) -> dict[str, Any]:
+    """uvicorn's forwarded-header options: trusted only from `settings.forwarded_allow_ips`.
+
+    uvicorn's own default trusts `X-Forwarded-For` from 127.0.0.1, so any local client could name itself
+    another client and escape its `--per-client` share.
+    """
+    ips = list(settings.forwarded_allow_ips)
+    return {"proxy_headers": bool(ips), "forwarded_allow_ips": ips or None}
 
 
 class BackgroundServer:
@@ -46,7 +58,11 @@ class BackgroundServer:
         self.host = host
         self.port = 0
         config = uvicorn.Config(
-            self.app, log_level=log_level, server_header=False, timeout_graceful_shutdown=5
+            self.app,
+            log_level=log_level,
+            server_header=False,
+            timeout_graceful_shutdown=5,
+            **proxy_options(settings),
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

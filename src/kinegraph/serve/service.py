@@ -26,8 +26,9 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.media import frame_pixel_limit
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid
+from kinegraph.serve.inputs import Uploads, build_media, invalid, resolve_under
 from kinegraph.serve.needs import check_needs, refusal, request_needs
+from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
 from kinegraph.serve.settings import ServeSettings
@@ -38,7 +39,6 @@ from kinegraph.types import FrameRecord, Media, Prediction, Sample, Status
 log = logging.getLogger("kinegraph.serve")
 
 COMPILED_CACHE_SIZE = 64
-FRAME_OPTIONS = ("num_frames",)
 
 # What a client is told when the model backend fails; the backend's own error (its URL, host and port
 # included) goes to the server log only.
@@ -83,18 +83,19 @@ def graph_info(spec: GraphSpec, has_model: bool) -> GraphInfo:
     )
 
 
-def served_options(spec: GraphSpec, options: dict[str, Any], max_frames: int) -> dict[str, Any]:
-    """A request's graph options as the spec types them; integers must be >= 1, frame counts <= max_frames."""
+def served_options(
+    spec: GraphSpec, options: dict[str, Any], max_frames: int, data_root: Path | None = None
+) -> dict[str, Any]:
+    """A request's graph options as the spec types them, within `serve.option_bounds` (frame counts up to
+    `max_frames`; a file option confined to `data_root`)."""
     try:
         checked = spec.check_options(options)
     except ValueError as exc:
         raise ServeError(422, f"graph_options: {exc}") from None
-    for name, value in checked.items():
-        if isinstance(value, int) and not isinstance(value, bool):
-            if value < 1 or (name in FRAME_OPTIONS and value > max_frames):
-                upper = max_frames if name in FRAME_OPTIONS else "any"
-                raise ServeError(422, f"graph_options.{name}: must be between 1 and {upper}")
-    return checked
+    try:
+        return bound_options(checked, max_frames, lambda ref, where: resolve_under(data_root, ref, where))
+    except OptionOutOfBounds as exc:
+        raise ServeError(422, str(exc)) from None
 
 
 def _answers_only(graph: GraphSpec) -> str:
@@ -204,7 +205,9 @@ class QAService:
             asyncio.get_running_loop().time() + self.settings.request_timeout_s,
         )
         graph = self.served(request.graph)
-        options = served_options(graph, request.graph_options, self.settings.max_frames)
+        options = served_options(
+            graph, request.graph_options, self.settings.max_frames, self.settings.data_root
+        )
         uploads = uploads or Uploads()
         n_images = len(request.images) + len(uploads.frames)
         has_media = bool(n_images or request.frame_paths or request.video_path or uploads.video)

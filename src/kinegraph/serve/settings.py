@@ -51,6 +51,13 @@ class ServeSettings(BaseModel):
     body_timeout_s: float = Field(30.0, gt=0, description="Time a request body may take to arrive; then 408.")
     retry_after_s: int = Field(1, ge=0)
     model_concurrency: int = Field(32, gt=0, description="Model calls in flight at once.")
+    allowed_hosts: tuple[str, ...] = Field(
+        (), description="Host names besides loopback a key-less server answers (a reverse proxy's)."
+    )
+    forwarded_allow_ips: tuple[str, ...] = Field(
+        (),
+        description="Proxy addresses whose X-Forwarded-For is trusted; empty: none, the peer is the client.",
+    )
 
     @property
     def auth_enabled(self) -> bool:

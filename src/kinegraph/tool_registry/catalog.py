@@ -141,6 +141,22 @@ def _track_summary(centre_px: np.ndarray, extent_px: np.ndarray, times_s: np.nda
     }
 
 
+def check_boxes_px(boxes: list[tuple[float, float, float, float]], frame: np.ndarray, where: str) -> None:
+    """ValueError unless every box (x0, y0, x1, y1) is finite, non-empty and overlaps the frame, its
+    corners at most one frame size outside it: a box of 1e300 px would give a confident, meaningless scale."""
+    height, width = frame.shape[:2]
+    for i, box in enumerate(boxes):
+        x0, y0, x1, y1 = (float(v) for v in box)
+        inside = -width <= x0 < x1 <= 2 * width and -height <= y0 < y1 <= 2 * height
+        if not (all(math.isfinite(v) for v in (x0, y0, x1, y1)) and inside and x1 > 0 and y1 > 0):
+            raise ValueError(
+                f"{where}[{i}]: ({x0:g}, {y0:g}, {x1:g}, {y1:g}) is not a box x0 < x1, y0 < y1 on the "
+                f"{width}x{height} frame"
+            )
+        if x0 >= width or y0 >= height:
+            raise ValueError(f"{where}[{i}]: lies outside the {width}x{height} frame")
+
+
 def track_objects(
     clip: Clip, seed_boxes_px: list[tuple[float, float, float, float]] | None = None
 ) -> dict[str, Any]:
@@ -153,6 +169,7 @@ def track_objects(
     """
     from kinegraph.tools.tracker import track_objects as track
 
+    check_boxes_px(seed_boxes_px or [], clip.frames[0], "seed_boxes_px")
     tracks = track(clip.frames, [tuple(b) for b in seed_boxes_px] if seed_boxes_px else None)
     times = np.asarray(clip.timestamps_s)
     return {"objects": [_track_summary(t.centre_px, t.extent_px, times) for t in tracks]}
@@ -200,6 +217,8 @@ def pixel_scale_calculator(
 
     if not target_boxes_px:
         raise ValueError("target_boxes_px needs at least one box")
+    check_boxes_px([prior_box_px], clip.frames[0], "prior_box_px")
+    check_boxes_px(target_boxes_px, clip.frames[0], "target_boxes_px")
     if not math.isclose(np.ptp(np.diff(clip.timestamps_s)), 0.0, abs_tol=1e-6):
         raise ValueError("the calculator needs every frame at a constant rate (decode all frames)")
     fps = 1.0 / float(np.mean(np.diff(clip.timestamps_s)))
