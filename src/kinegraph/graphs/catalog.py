@@ -18,6 +18,26 @@ TCOGMAP_UPSTREAM: tuple[tuple[str, Any], ...] = (
     ("lane_change_min_forward_mps", 1.0),
 )
 
+# EgoDyn's probe thresholds as the paper prints them (tools/vo.py VOThresholds, tools/flow.py FlowThresholds)
+VO_UPSTREAM: tuple[tuple[str, Any], ...] = (
+    ("yaw_deadzone_deg", 0.03),
+    ("yaw_peak_deg", 0.15),
+    ("stopped_px", 0.5),
+    ("moving_px", 2.0),
+    ("trend_px_per_pair", 0.3),
+    ("heading_deg", 1.5),
+    ("lateral_deg", 0.8),
+    ("brake_drop_fraction", 0.4),
+)
+FLOW_UPSTREAM: tuple[tuple[str, Any], ...] = (
+    ("turn_px", 0.05),
+    ("expansion_px", 0.2),
+    ("lateral_px", 1.5),
+    ("heading_px", 3.0),
+    ("stopped_px", 0.3),
+    ("moving_px", 1.5),
+)
+
 
 def _shipped(name: str, target: str, description: str, **needs: Any) -> GraphSpec:
     """A shipped graph: `target` is relative to `kinegraph.graphs`; the family is the name's prefix."""
@@ -73,12 +93,14 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "egodyn_tools:build_vo",
         "the paper's visual-odometry baseline (answers 6 questions)",
         needs_model=False,
+        official_options=VO_UPSTREAM,  # other thresholds: a non-official ablation
     ),
     _shipped(
         "egodyn.flow",
         "egodyn_tools:build_flow",
         "the paper's Farneback flow heuristic (answers 6 questions)",
         needs_model=False,
+        official_options=FLOW_UPSTREAM,
     ),
     _shipped(
         "egodyn.gpu_flow",
@@ -88,7 +110,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_gpu=True,
         non_official=True,
         # the paper's RAFT Flow row (Table 3): raft_large with upstream's input preparation (the default)
-        official_options=(("method", "raft_large"), ("raft_preprocessing", "upstream")),
+        official_options=(("method", "raft_large"), ("raft_preprocessing", "upstream"), ("thresholds", None)),
     ),
     _shipped(
         "egodyn.tools",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langgraph.graph.state import CompiledStateGraph
@@ -223,17 +223,27 @@ def build_text_only(encoding: Encoding = "summary", grouped: bool = False) -> Co
     return build_trajectory(encoding, text_only=True, grouped=grouped)
 
 
-def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
+def measure_ego_motion(
+    probes: Sequence[str],
+    vo_thresholds: Mapping[str, float] | None = None,
+    flow_thresholds: Mapping[str, float] | None = None,
+) -> Callable[..., Any]:
     """Measure the clip with the probes (VO, flow, TCogMap on the measured trajectory); keep each as text
-    too. A clip a probe cannot measure fails its questions (counted as errors), never asks without it."""
+    too. A clip a probe cannot measure fails its questions (counted as errors), never asks without it.
+    `vo_thresholds` / `flow_thresholds`: mapping thresholds to change (unknown names refused here)."""
+    from kinegraph.graphs import egodyn_tools
+
+    vo = egodyn_tools.vo_thresholds(vo_thresholds)
+    flow = egodyn_tools.flow_thresholds(flow_thresholds)
 
     async def measure(state: GroupState) -> dict[str, Any]:
         from kinegraph.errors import DataError
-        from kinegraph.graphs.egodyn_tools import measure_probes
 
         sample = state["samples"][0]
         try:
-            measured = await asyncio.to_thread(measure_probes, probes, state["frames"], sample)
+            measured = await asyncio.to_thread(
+                egodyn_tools.measure_probes, probes, state["frames"], sample, vo, flow
+            )
         except (DataError, OSError, ValueError) as exc:
             raise DataError(f"probes {list(probes)} on {sample.group}: {exc}") from exc
         text = {name: prompts.describe_probe(name, m) for name, m in measured.items()}
@@ -243,14 +253,19 @@ def measure_ego_motion(probes: Sequence[str]) -> Callable[..., Any]:
 
 
 def probe_prelude(
-    probes: Sequence[str], encoding: Encoding | None, num_frames: int
+    probes: Sequence[str],
+    encoding: Encoding | None,
+    num_frames: int,
+    vo_thresholds: Mapping[str, float] | None = None,
+    flow_thresholds: Mapping[str, float] | None = None,
 ) -> list[tuple[str, Callable[..., Any]]]:
     """The nodes run before asking in `egodyn.tools` and `egodyn.tool_calls`: measure the clip with the
     probes, then (with `encoding`) encode the trajectory as text. Unknown probes are refused here."""
     from kinegraph.graphs.egodyn_tools import check_probes
 
     check_probes(probes)
-    prelude = [("measure_ego_motion", measure_ego_motion(tuple(probes)))]
+    measure = measure_ego_motion(tuple(probes), vo_thresholds, flow_thresholds)
+    prelude = [("measure_ego_motion", measure)]
     if encoding is not None:
         prelude.append(("encode_trajectory", encode_trajectory(encoding, num_frames)))
     return prelude
@@ -262,16 +277,19 @@ def build_tools(
     encoding: Encoding | None = None,
     grouped: bool = False,
     max_side: int | None = None,
+    vo_thresholds: dict[str, float] | None = None,
+    flow_thresholds: dict[str, float] | None = None,
 ) -> CompiledStateGraph:
     """`egodyn.tools`: the VLM also gets what deterministic probes measured from the same frames.
 
     The measurements are injected into the prompt (`egodyn.tool_calls` offers them as functions instead).
-    With `encoding`, the trajectory text is added too (vision + dynamics + tools).
+    With `encoding`, the trajectory text is added too (vision + dynamics + tools). `vo_thresholds` /
+    `flow_thresholds` change the probes' mapping thresholds (`egodyn.vo` / `egodyn.flow`'s option names).
     """
     return vlm_graph(
         num_frames=num_frames,
         grouped=grouped,
         max_side=max_side,
         blocks=tool_blocks,
-        prelude=probe_prelude(probes, encoding, num_frames),
+        prelude=probe_prelude(probes, encoding, num_frames, vo_thresholds, flow_thresholds),
     )

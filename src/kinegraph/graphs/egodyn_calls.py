@@ -80,14 +80,17 @@ def build_tool_calls(
     grouped: bool = False,
     max_side: int | None = None,
     max_tool_rounds: int = MAX_TOOL_ROUNDS,
+    vo_thresholds: dict[str, float] | None = None,
+    flow_thresholds: dict[str, float] | None = None,
 ) -> CompiledStateGraph:
     """`egodyn.tool_calls`: upstream's prompt, with the probes of `egodyn.tools` offered as functions the
-    model may call, up to `max_tool_rounds` rounds (with `encoding`, the trajectory text is added too)."""
+    model may call, up to `max_tool_rounds` rounds (with `encoding`, the trajectory text is added too);
+    `vo_thresholds` / `flow_thresholds` as on `egodyn.tools`."""
     return vlm_graph(
         num_frames=num_frames,
         grouped=grouped,
         max_side=max_side,
         blocks=trajectory_blocks,
-        prelude=probe_prelude(probes, encoding, num_frames),
+        prelude=probe_prelude(probes, encoding, num_frames, vo_thresholds, flow_thresholds),
         tools=probe_offer(tuple(probes), max_tool_rounds),
     )

@@ -7,7 +7,9 @@ leaves them out of scoring exactly as upstream's 6-question prediction files do.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -22,8 +24,8 @@ from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
 from kinegraph.types import Sample, Status
 
 if TYPE_CHECKING:
-    from kinegraph.tools.flow import FlowSignals
-    from kinegraph.tools.vo import VOSignals
+    from kinegraph.tools.flow import FlowSignals, FlowThresholds
+    from kinegraph.tools.vo import VOSignals, VOThresholds
 
 Answers = Mapping[str, str]
 
@@ -115,23 +117,58 @@ def _rounded(values: Any, digits: int = 3) -> list[float]:
     return [round(float(v), digits) for v in values]
 
 
-def vo_measurement(frames: Any) -> dict[str, Any]:
+def vo_thresholds(overrides: Mapping[str, float] | None = None) -> VOThresholds:
+    """The paper's VO thresholds with `overrides` (field: value); a ValueError names an unknown field."""
+    from kinegraph.tools.vo import VOThresholds
+
+    return _thresholds(VOThresholds, overrides, "VO")
+
+
+def flow_thresholds(overrides: Mapping[str, float] | None = None) -> FlowThresholds:
+    """The paper's flow deadzones with `overrides` (field: value); a ValueError names an unknown field."""
+    from kinegraph.tools.flow import FlowThresholds
+
+    return _thresholds(FlowThresholds, overrides, "flow")
+
+
+def _thresholds(cls: Any, overrides: Mapping[str, float] | None, what: str) -> Any:
+    fields = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(overrides or {}) - set(fields))
+    if unknown:
+        raise ValueError(f"no {what} threshold {unknown[0]!r} (thresholds: {', '.join(fields)})")
+    return cls(**(overrides or {}))
+
+
+def _changed(thresholds: Any) -> dict[str, float]:
+    """The thresholds that differ from the paper's (recorded in the trace; empty when none do)."""
+    default = type(thresholds)()
+    return {
+        f.name: getattr(thresholds, f.name)
+        for f in dataclasses.fields(thresholds)
+        if getattr(thresholds, f.name) != getattr(default, f.name)
+    }
+
+
+def vo_measurement(frames: Any, thresholds: VOThresholds | None = None) -> dict[str, Any]:
     """EgoDyn's KLT + essential-matrix VO on the clip's frames."""
     from kinegraph.tools.vo import vo_signals
 
-    return vo_from_signals(vo_signals(frames))
+    return vo_from_signals(vo_signals(frames), thresholds)
 
 
-def vo_from_signals(signals: VOSignals) -> dict[str, Any]:
-    """The VO measurement (answers of the six probe questions, rounded signals) of computed VO signals."""
+def vo_from_signals(signals: VOSignals, thresholds: VOThresholds | None = None) -> dict[str, Any]:
+    """The VO measurement (answers of the six probe questions, rounded signals) of computed VO signals;
+    thresholds other than the paper's are named in the signals (`non_official_thresholds`)."""
     from kinegraph.tools.vo import vo_answers
 
-    rounded = {
+    rounded: dict[str, Any] = {
         "yaw_deg": _rounded(signals.yaw_deg),
         "disp_px": _rounded(signals.disp_px, 2),
         "method": list(signals.method),
     }
-    return {"answers": vo_answers(signals), "signals": rounded}
+    if thresholds is not None and _changed(thresholds):
+        rounded["non_official_thresholds"] = _changed(thresholds)
+    return {"answers": vo_answers(signals, thresholds), "signals": rounded}
 
 
 def tcogmap_vo_measurement(frames: Any) -> dict[str, Any]:
@@ -162,50 +199,98 @@ def tcogmap_from_signals(signals: VOSignals) -> dict[str, Any]:
     }
 
 
-def flow_measurement(frames: Any) -> dict[str, Any]:
+def flow_measurement(frames: Any, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
     """EgoDyn's Farneback flow heuristic on the clip's frames."""
-    from kinegraph.tools.flow import flow_heuristic
+    from kinegraph.tools.flow import flow_signals
 
-    result = flow_heuristic(frames)
-    signals = {k: _rounded(v) for k, v in result.signals._asdict().items()}
-    return {"answers": result.answers, "signals": signals}
+    return flow_result(flow_signals(frames), thresholds)
 
 
-def flow_result(signals: FlowSignals) -> dict[str, Any]:
-    """The six answers of the flow mapping and the rounded signals, for a prediction's trace."""
+def flow_result(signals: FlowSignals, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
+    """The six answers of the flow mapping and the rounded signals, for a prediction's trace;
+    thresholds other than the paper's are named in the signals (`non_official_thresholds`)."""
     from kinegraph.tools.flow import flow_answers
 
-    rounded = {k: _rounded(v) for k, v in signals._asdict().items()}
-    return {"answers": flow_answers(signals), "signals": rounded}
+    rounded: dict[str, Any] = {k: _rounded(v) for k, v in signals._asdict().items()}
+    if thresholds is not None and _changed(thresholds):
+        rounded["non_official_thresholds"] = _changed(thresholds)
+    return {"answers": flow_answers(signals, thresholds), "signals": rounded}
 
 
-def gpu_flow_measurement(frames: Any) -> dict[str, Any]:
+def gpu_flow_measurement(frames: Any, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
     """The torch Horn-Schunck probe (CUDA when present) with the flow heuristic's mapping."""
     from kinegraph.tools.gpu_flow import gpu_flow_signals
 
-    return flow_result(gpu_flow_signals([frames])[0])
+    return flow_result(gpu_flow_signals([frames])[0], thresholds)
 
 
-def batched_flow_probe(spec: DenseFlowSpec) -> Callable[..., Any]:
+def batched_flow_probe(spec: DenseFlowSpec, thresholds: FlowThresholds | None = None) -> Callable[..., Any]:
     """Node: dense flow of the clip through the run's tool-batching stage (pooled with other clips)."""
 
     async def measure(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         signals = await runtime.context.tools.flow_signals(state["frames"], spec)
-        out = flow_result(signals)
+        out = flow_result(signals, thresholds)
         out["signals"]["method"] = spec.method
         return {"measurements": {"gpu_flow": out}}
 
     return measure
 
 
-def build_vo(num_frames: int = 10) -> CompiledStateGraph:
-    """`egodyn.vo`: the paper's visual-odometry baseline (answers 6 questions)."""
-    return frame_probe_graph("vo", threaded_probe("vo", vo_measurement), num_frames)
+# The builders' threshold defaults are the paper's (tools.vo.VOThresholds, tools.flow.FlowThresholds,
+# spec/egodyn.md 3.1-3.2), literal here so listing the graphs imports no OpenCV; a test holds them equal.
+def build_vo(
+    num_frames: int = 10,
+    yaw_deadzone_deg: float = 0.03,
+    yaw_peak_deg: float = 0.15,
+    stopped_px: float = 0.5,
+    moving_px: float = 2.0,
+    trend_px_per_pair: float = 0.3,
+    heading_deg: float = 1.5,
+    lateral_deg: float = 0.8,
+    brake_drop_fraction: float = 0.4,
+) -> CompiledStateGraph:
+    """`egodyn.vo`: the paper's visual-odometry baseline (answers 6 questions); its Eqs. 14-19 thresholds
+    are options (the paper's by default; others are a non-official ablation)."""
+    thresholds = vo_thresholds(
+        {
+            "yaw_deadzone_deg": yaw_deadzone_deg,
+            "yaw_peak_deg": yaw_peak_deg,
+            "stopped_px": stopped_px,
+            "moving_px": moving_px,
+            "trend_px_per_pair": trend_px_per_pair,
+            "heading_deg": heading_deg,
+            "lateral_deg": lateral_deg,
+            "brake_drop_fraction": brake_drop_fraction,
+        }
+    )
+    return frame_probe_graph(
+        "vo", threaded_probe("vo", partial(vo_measurement, thresholds=thresholds)), num_frames
+    )
 
 
-def build_flow(num_frames: int = 10) -> CompiledStateGraph:
-    """`egodyn.flow`: the paper's Farneback flow heuristic (answers 6 questions)."""
-    return frame_probe_graph("flow", threaded_probe("flow", flow_measurement), num_frames)
+def build_flow(
+    num_frames: int = 10,
+    turn_px: float = 0.05,
+    expansion_px: float = 0.2,
+    lateral_px: float = 1.5,
+    heading_px: float = 3.0,
+    stopped_px: float = 0.3,
+    moving_px: float = 1.5,
+) -> CompiledStateGraph:
+    """`egodyn.flow`: the paper's Farneback flow heuristic (answers 6 questions); its Eqs. 8-13 deadzones
+    are options (the paper's by default; others are a non-official ablation)."""
+    thresholds = flow_thresholds(
+        {
+            "turn_px": turn_px,
+            "expansion_px": expansion_px,
+            "lateral_px": lateral_px,
+            "heading_px": heading_px,
+            "stopped_px": stopped_px,
+            "moving_px": moving_px,
+        }
+    )
+    probe = threaded_probe("flow", partial(flow_measurement, thresholds=thresholds))
+    return frame_probe_graph("flow", probe, num_frames)
 
 
 def build_gpu_flow(
@@ -214,15 +299,17 @@ def build_gpu_flow(
     weights: str | None = None,
     batch_pairs: int | None = None,
     raft_preprocessing: Literal["upstream", "centred_edge"] = "upstream",
+    thresholds: dict[str, float] | None = None,
 ) -> CompiledStateGraph:
     """`egodyn.gpu_flow`: dense flow in torch (Horn-Schunck, or RAFT from the user's torchvision
     checkpoint `weights`) feeding the flow mapping; clips of concurrent groups share batched calls of
     up to `batch_pairs` frame pairs (default 256 on CUDA, 8 on CPU). `raft_preprocessing`: EgoDyn's
-    baseline input preparation (`upstream`, the RAFT row's) or the non-official `centred_edge`."""
+    baseline input preparation (`upstream`, the RAFT row's) or the non-official `centred_edge`.
+    `thresholds`: the flow deadzones to change (`egodyn.flow`'s names; the RAFT row keeps the paper's)."""
     spec = DenseFlowSpec(
         method=method, weights=weights, batch_pairs=batch_pairs, raft_preprocessing=raft_preprocessing
     )
-    return frame_probe_graph("gpu_flow", batched_flow_probe(spec), num_frames)
+    return frame_probe_graph("gpu_flow", batched_flow_probe(spec, flow_thresholds(thresholds)), num_frames)
 
 
 PROBES: dict[str, Callable[[Any], dict[str, Any]]] = {
@@ -249,10 +336,15 @@ def check_probes(probes: Sequence[str]) -> None:
 
 
 def measure_probes(
-    names: Sequence[str], frames: Any, sample: Sample | None = None
+    names: Sequence[str],
+    frames: Any,
+    sample: Sample | None = None,
+    vo: VOThresholds | None = None,
+    flow: FlowThresholds | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run the named probes on one clip's frames (T, H, W, 3); VO runs once for all probes that read it.
-    Clip probes (`CLIP_PROBES`) measure `sample`'s whole clip and need it."""
+    Clip probes (`CLIP_PROBES`) measure `sample`'s whole clip and need it. `vo` / `flow`: the mapping's
+    thresholds (the paper's when None)."""
     unknown = [n for n in names if n not in PROBES and n not in CLIP_PROBES]
     if unknown:
         raise ValueError(f"unknown probe(s) {unknown}; known: {sorted({*PROBES, *CLIP_PROBES})}")
@@ -269,6 +361,10 @@ def measure_probes(
     for n in names:
         if n in CLIP_PROBES:
             out[n] = CLIP_PROBES[n](sample)  # type: ignore[arg-type]
+        elif n == "vo":
+            out[n] = vo_from_signals(shared, vo) if shared is not None else vo_measurement(frames, vo)
+        elif n in ("flow", "gpu_flow"):
+            out[n] = PROBES[n](frames, flow)  # type: ignore[call-arg]
         elif shared is not None and n in FROM_VO_SIGNALS:
             out[n] = FROM_VO_SIGNALS[n](shared)
         else:
