@@ -245,7 +245,8 @@ SHIPPED: tuple[GraphSpec, ...] = (
         "tad_scene_cot:build_scene_cot",
         "caption each keysegment (4 chained VLM turns, 4 frames), then answer from the captions",
         model_roles=("captioner", "answerer"),
-        official_options=(("caption_style", "both"),),  # Table 10's other styles: a named ablation
+        # Table 10's other styles: a named ablation; Table 11's detector context in kinegraph's wording
+        official_options=(("caption_style", "both"), ("detections", None)),
     ),
     _shipped(
         "tad.agent",

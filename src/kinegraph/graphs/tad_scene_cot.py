@@ -37,6 +37,7 @@ from kinegraph.graphs import tad_prompts as prompts
 from kinegraph.graphs.nodes import ask, model_of, prediction, record_group_error, usage_of
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tad import NO_FRAMES, SceneState, finish_prediction, frame_record, load_scene_frames
+from kinegraph.graphs.tad_detections import Detections, detection_context, load_detections
 from kinegraph.tools import tcogmap
 from kinegraph.types import Prediction, Sample, Usage
 
@@ -66,20 +67,35 @@ def sampled_tokens(tokens: list[str], k: int) -> list[str]:
     return [tokens[i] for i in np.linspace(0, len(tokens) - 1, k, dtype=int)]
 
 
-def fan_out_segments(recipe: SceneCotRecipe, frames_per_segment: int) -> Callable[[SceneState], Any]:
-    """One `Send` per keysegment to caption, with its sampled frames."""
+def fan_out_segments(
+    recipe: SceneCotRecipe, frames_per_segment: int, detections: Detections | None = None
+) -> Callable[[SceneState], Any]:
+    """One `Send` per keysegment to caption, with its sampled frames (and, with `detections`, their
+    object counts for the first step; a keyframe the counts miss fails the scene, never asks without)."""
 
     def route(state: SceneState) -> Any:
         if state.get("error"):
             return "record_group_error"
         by_path = state.get("image_by_path", {})
-        sends = [
-            Send(
-                "caption_segment",
-                {"position": position, "images": [by_path[p] for p in paths if p in by_path]},
-            )
-            for position, paths in recipe.segments(state["samples"], frames_per_segment)
-        ]
+        token_of = {
+            p: t
+            for s in state["samples"]
+            for t, p in zip(s.context.get("frame_tokens") or [], s.media.frame_paths, strict=False)
+        }
+        sends = []
+        for position, paths in recipe.segments(state["samples"], frames_per_segment):
+            payload: dict[str, Any] = {
+                "position": position,
+                "images": [by_path[p] for p in paths if p in by_path],
+            }
+            if detections is not None:
+                try:
+                    payload["detections"] = detection_context([token_of[p] for p in paths], detections)
+                except KeyError as exc:
+                    from kinegraph.errors import DataError
+
+                    raise DataError(f"scene {state['samples'][0].group}: {exc.args[0]}") from None
+            sends.append(Send("caption_segment", payload))
         return sends or "captions_done"
 
     return route
@@ -91,8 +107,11 @@ async def caption_segment(payload: dict[str, Any], runtime: Runtime[GraphContext
     messages: list[Message] = []
     outputs: list[str] = []
     responses = []
+    first = prompts.cot_step1(len(images))
+    if payload.get("detections"):  # TAD Table 11: context for the first step (kinegraph's wording)
+        first = f"{first}\n\n{payload['detections']}"
     steps = [
-        lambda: prompts.cot_step1(len(images)),
+        lambda: first,
         lambda: prompts.cot_step2(outputs[0]),
         lambda: prompts.cot_step3(outputs[0], outputs[1]),
         lambda: prompts.cot_step4(outputs[1], outputs[2], tcogmap.PHRASES),
@@ -231,6 +250,7 @@ def scene_cot_graph(
     max_side: int | None,
     no_frames: str,
     caption_style: str = "both",
+    detections: Detections | None = None,
 ) -> CompiledStateGraph:
     """Load the frames once, caption the keysegments, then answer every question from the captions."""
     graph = StateGraph(SceneState, context_schema=GraphContext)
@@ -242,7 +262,7 @@ def scene_cot_graph(
     graph.add_edge(START, "load_scene_frames")
     graph.add_conditional_edges(
         "load_scene_frames",
-        fan_out_segments(recipe, frames_per_segment),
+        fan_out_segments(recipe, frames_per_segment, detections),
         ["caption_segment", "captions_done", "record_group_error"],
     )
     graph.add_edge("caption_segment", "captions_done")
@@ -318,7 +338,11 @@ def build_scene_cot(
     frames_per_segment: int = 4,
     max_side: int | None = None,
     caption_style: Literal["both", "scene", "summary"] = "both",
+    detections: str | None = None,
 ) -> CompiledStateGraph:
     """`tad.scene_cot`: caption each keysegment (4 chained VLM turns, 4 frames), then answer from captions;
-    `caption_style` is Table 10's description style (`both`, upstream's, by default)."""
-    return scene_cot_graph(TAD, frames_per_segment, max_side, NO_FRAMES, caption_style)
+    `caption_style` is Table 10's description style (`both`, upstream's, by default); `detections`, a
+    JSON file of object counts per keyframe (`graphs.tad_detections`), is Table 11's detector context
+    (non-official wording; the file is checked here, before any run)."""
+    counts = None if detections is None else load_detections(detections)
+    return scene_cot_graph(TAD, frames_per_segment, max_side, NO_FRAMES, caption_style, counts)

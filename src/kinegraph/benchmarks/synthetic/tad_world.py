@@ -318,6 +318,20 @@ def _scene_vehicles(
     return users, seen
 
 
+def _detections(samples: list[str], vehicles: list[RoadUser], track) -> dict[str, dict[str, int]]:
+    """A perfect detector's counts per keyframe (`tad.scene_cot -O detections=...`): the road users the
+    camera shows, by class."""
+    shown = [(v.category, visible(v, track.xy_m, track.yaw_rad)) for v in vehicles]
+    out: dict[str, dict[str, int]] = {}
+    for i, sample_token in enumerate(samples):
+        counts: dict[str, int] = {}
+        for category, seen in shown:
+            if seen[i]:
+                counts[category] = counts.get(category, 0) + 1
+        out[sample_token] = counts
+    return out
+
+
 def write_tad_world(
     root: Path,
     n_scenes: int = 6,
@@ -349,6 +363,7 @@ def write_tad_set(
     camera = PinholeCamera.nuscenes_front(*size)
     scenes, keysegment_rows, frames = [], [], []
     configs: dict[str, list[dict]] = {}
+    detections: dict[str, dict[str, int]] = {}
     for k in range(n_scenes):
         rng = np.random.default_rng([seed, k])
         track = plan_track([seed, k], segments, rate_hz=KEYFRAME_HZ)
@@ -379,6 +394,7 @@ def write_tad_set(
         )
         offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
         vehicles, seen = _scene_vehicles(track, offset, windows, agents, np.random.default_rng([seed, k, 2]))
+        detections.update(_detections(samples, vehicles, track))
         world = build_world(track.xy_m, track.yaw_rad, int(scene_token[:8], 16), lane_offset_m=offset,
                             max_raster_px=1500)  # fmt: skip
         renderer = RoadRenderer(world, camera)
@@ -410,6 +426,7 @@ def write_tad_set(
     configs["keysegments"] = keysegment_rows
     for name, rows in configs.items():
         (tad_dir / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tad_dir / "detections.json").write_text(json.dumps(detections))
     return tad_dir, nuscenes_root
 
 
