@@ -1,0 +1,42 @@
+"""Requests that cost without bound: one model response asking for tool calls by the dozen runs at most
+`MAX_CALLS_PER_ROUND` of them (issue 27, "Request options without bounds")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kinegraph.agents.loopback import OpenAILoopback
+from kinegraph.agents.loopback_wire import Reply
+from kinegraph.graphs.tool_calls import MAX_CALLS_PER_ROUND
+from tests.support.serving import AUTH, TURN, TURN_OPTIONS, running
+
+N_CALLS = 40
+
+
+def calls_by_the_dozen(body: dict[str, Any]) -> Reply:
+    """The first answer asks for N_CALLS tool calls; once tool results came back, it answers."""
+    if any(m.get("role") == "tool" for m in body["messages"]):
+        return Reply(text="left")
+    return Reply(tool_calls=[("optical_flow", {"step": i}) for i in range(N_CALLS)])
+
+
+def test_an_agent_runs_at_most_its_calls_per_round(attack_root: Path) -> None:
+    frames = [f"clip/frame_{i}.png" for i in range(5)]
+    body = {"question": TURN, "options": TURN_OPTIONS, "graph": "egodyn.agent", "frame_paths": frames}
+    with OpenAILoopback(responder=calls_by_the_dozen) as model:
+        with running(
+            model, data_root=attack_root, graphs=("egodyn.agent",), default_graph="egodyn.agent"
+        ) as srv:
+            response = httpx.post(srv.url + "/v1/qa", json=body, headers=AUTH, timeout=120)
+        second = model.requests[-1].body["messages"]
+    assert response.status_code == 200, response.text
+    trace = response.json()["trace"]
+    ran = [entry for entry in trace if "tool" in entry and "round" in entry]
+    assert len(ran) == MAX_CALLS_PER_ROUND
+    assert any(entry.get("tool_calls_not_run") == N_CALLS - MAX_CALLS_PER_ROUND for entry in trace)
+    tool_messages = [m for m in second if m.get("role") == "tool"]
+    assert len(tool_messages) == N_CALLS  # every call answered, as the API requires
+    assert sum("not run" in m["content"] for m in tool_messages) == N_CALLS - MAX_CALLS_PER_ROUND
