@@ -6,7 +6,7 @@ and timestamps actually used are returned with the pixels, so every prediction c
 
 from __future__ import annotations
 
-import bisect
+import math
 import os
 import re
 import tempfile
@@ -293,7 +293,9 @@ def fps_indices(times_s: Sequence[float], fps: float) -> list[int]:
     """The frames on screen at t0, t0 + 1/fps, t0 + 2/fps, ... up to the last frame's time.
 
     `times_s` are the clip's frame times, ascending. The frame on screen at t is the last one whose time
-    is <= t (a frame shows until the next begins); a rate above the clip's own repeats no frame.
+    is <= t (a frame shows until the next begins); a rate above the clip's own repeats no frame. The work
+    is one step per frame, not per sample time: a huge rate over a long clip (a header claiming 0.001 fps)
+    cannot keep a worker thread spinning after its request timed out.
     """
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
@@ -301,13 +303,24 @@ def fps_indices(times_s: Sequence[float], fps: float) -> list[int]:
         raise ValueError("cannot sample from 0 frames")
     start, end = times_s[0], times_s[-1]
     chosen: list[int] = []
-    k = 0
-    while start + k / fps <= end + 1e-9:
-        index = bisect.bisect_right(times_s, start + k / fps + 1e-9) - 1
-        if not chosen or index != chosen[-1]:
-            chosen.append(index)
-        k += 1
+    for i, time_s in enumerate(times_s):
+        k = _first_sample_at(time_s, start, fps)
+        t = start + k / fps
+        if t > end + 1e-9:
+            break
+        if i + 1 == len(times_s) or t + 1e-9 < times_s[i + 1]:
+            chosen.append(i)
     return chosen
+
+
+def _first_sample_at(time_s: float, start: float, fps: float) -> int:
+    """The least k >= 0 with time_s <= start + k / fps + 1e-9 (the sample times `fps_indices` walks)."""
+    k = max(0, math.ceil((time_s - 1e-9 - start) * fps))
+    while k > 0 and time_s <= start + (k - 1) / fps + 1e-9:  # float rounding: at most a step or two
+        k -= 1
+    while time_s > start + k / fps + 1e-9:
+        k += 1
+    return k
 
 
 def clip_times_s(media: Media, n_total: int, video_fps: float | None = None) -> list[float]:

@@ -10,7 +10,6 @@ import httpx
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.loopback_wire import Reply
-from kinegraph.graphs.tool_calls import MAX_CALLS_PER_ROUND
 from tests.support.serving import AUTH, TURN, TURN_OPTIONS, running
 
 N_CALLS = 40
@@ -24,6 +23,8 @@ def calls_by_the_dozen(body: dict[str, Any]) -> Reply:
 
 
 def test_an_agent_runs_at_most_its_calls_per_round(attack_root: Path) -> None:
+    from kinegraph.graphs.tool_calls import MAX_CALLS_PER_ROUND  # in the test: absent before the cap
+
     frames = [f"clip/frame_{i}.png" for i in range(5)]
     body = {"question": TURN, "options": TURN_OPTIONS, "graph": "egodyn.agent", "frame_paths": frames}
     with OpenAILoopback(responder=calls_by_the_dozen) as model:
@@ -40,3 +41,25 @@ def test_an_agent_runs_at_most_its_calls_per_round(attack_root: Path) -> None:
     tool_messages = [m for m in second if m.get("role") == "tool"]
     assert len(tool_messages) == N_CALLS  # every call answered, as the API requires
     assert sum("not run" in m["content"] for m in tool_messages) == N_CALLS - MAX_CALLS_PER_ROUND
+
+
+def test_a_huge_sampling_rate_over_a_slow_clip_is_answered_not_left_spinning(
+    attack_model: OpenAILoopback, attack_root: Path
+) -> None:
+    """Frame times at 0.001 fps (the request's own `fps`) and a 1000-fps sampling option made the sampler
+    walk 11,000,000 sample times in a worker thread, on past the 504; it now walks the 12 frames."""
+    body = {
+        "graph": "quantiphy.cot",
+        "question": "How fast is the ball in m/s?",
+        "video_path": "clip.mp4",
+        "fps": 0.001,
+        "prior": {"quantity": "the ball's diameter", "value": 0.22, "unit": "m"},
+        "graph_options": {"fps": 1000},
+    }
+    graphs = ("quantiphy.cot",)
+    with running(
+        attack_model, data_root=attack_root, graphs=graphs, default_graph=graphs[0], request_timeout_s=3
+    ) as srv:
+        response = httpx.post(srv.url + "/v1/qa", json=body, headers=AUTH, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["frames"]["indices"] == list(range(12))
