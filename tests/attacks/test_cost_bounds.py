@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +13,7 @@ import httpx
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.loopback_wire import Reply
-from tests.support.serving import AUTH, TURN, TURN_OPTIONS, running
+from tests.support.serving import AUTH, KEY, TURN, TURN_OPTIONS, running
 
 N_CALLS = 40
 
@@ -63,3 +66,37 @@ def test_a_huge_sampling_rate_over_a_slow_clip_is_answered_not_left_spinning(
         response = httpx.post(srv.url + "/v1/qa", json=body, headers=AUTH, timeout=60)
     assert response.status_code == 200, response.text
     assert response.json()["frames"]["indices"] == list(range(12))
+
+
+def test_a_plain_request_whose_client_has_gone_releases_its_slot(attack_root: Path) -> None:
+    """One slot, no queue: while the model call of a request whose client hung up still ran, every other
+    request was 429 until the model answered; now the request is cancelled when its client goes."""
+    frames = [f"clip/frame_{i}.png" for i in range(5)]
+    body = json.dumps({"question": TURN, "options": TURN_OPTIONS, "frame_paths": frames}).encode()
+    head = (
+        f"POST /v1/qa HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {KEY}"
+        f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    settings = {
+        "data_root": attack_root,
+        "graphs": ("egodyn.vision",),
+        "max_concurrency": 1,
+        "max_waiting": 0,
+    }
+    with OpenAILoopback(responder=lambda b: "left", latency_s=60) as model:
+        with running(model, **settings) as srv:
+            port = int(srv.url.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port)) as client:
+                client.sendall(head + body)
+                for _ in range(300):  # until the model call is in flight (a bounded poll)
+                    if model.received:
+                        break
+                    threading.Event().wait(0.05)
+                assert model.received == 1
+            statuses = []
+            for _ in range(50):  # a bounded poll: the slot comes free once the request is cancelled
+                statuses.append(httpx.post(srv.url + "/v1/qa", json={}, headers=AUTH, timeout=10).status_code)
+                if statuses[-1] != 429:
+                    break
+                threading.Event().wait(0.1)
+    assert statuses[-1] == 422, statuses
