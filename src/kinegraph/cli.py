@@ -770,6 +770,10 @@ def mcp_command(
     max_frames: Annotated[int, typer.Option(help="Frames a tool may decode from one video.")] = 64,
     max_image_pixels: Annotated[int, typer.Option(help="Pixels per image or video frame.")] = 4096 * 4096,
     max_video_frames: Annotated[int, typer.Option(help="Frames a referenced video may hold.")] = 3000,
+    max_calls: Annotated[int, typer.Option(help="Tool calls measured at once; the rest wait.")] = 2,
+    max_decoded_mb: Annotated[
+        int, typer.Option(help="MiB of decoded pixels one call may keep (memory: this x --max-calls).")
+    ] = 1024,
 ) -> None:
     """Serve the deterministic tools over the Model Context Protocol (see docs/mcp.md)."""
     from kinegraph.serve.settings import is_loopback
@@ -782,12 +786,18 @@ def mcp_command(
         from kinegraph.mcp_server import serve_mcp
         from kinegraph.tool_registry import MediaLimits
 
-        limits = MediaLimits(data_root, max_frames, max_image_pixels, max_video_frames)
+        if max_calls < 1:
+            raise ValueError(f"--max-calls must be at least 1, got {max_calls}")
+        if not 1 <= max_decoded_mb <= 2**20:
+            raise ValueError(f"--max-decoded-mb must be between 1 and {2**20}, got {max_decoded_mb}")
+        limits = MediaLimits(
+            data_root, max_frames, max_image_pixels, max_video_frames, max_decoded_mb * 2**20
+        ).checked_root()
     except ImportError as exc:
         raise fail(f"kinegraph mcp needs the MCP SDK ({exc.name}): pip install 'kinegraph[mcp]'") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
-    serve_mcp(limits, transport, host, port)  # type: ignore[arg-type]
+    serve_mcp(limits, transport, host, port, max_calls)  # type: ignore[arg-type]
 
 
 @app.command()

@@ -34,6 +34,7 @@ QUANTIPHY_VLM = ("quantiphy.zero_shot", "quantiphy.hybrid")
 
 def _golden_scores(console: Console, out: Path) -> None:
     """Score the upstream golden prediction files, when present, and show the headline numbers."""
+    from kinegraph.atomic import write_atomic
     from kinegraph.evaluators import egodyn, quantiphy
 
     fixtures = fixtures_dir()
@@ -46,14 +47,14 @@ def _golden_scores(console: Console, out: Path) -> None:
     for column in ("benchmark", "predictions", "metric", "value"):
         table.add_column(column)
     ego = egodyn.score(egodyn.read_prediction_records(fixtures / "egodyn" / "flow_heuristic.jsonl"))
-    (out / "egodyn_flow_heuristic_metrics.json").write_text(json.dumps(ego, indent=2))
+    write_atomic(out / "egodyn_flow_heuristic_metrics.json", json.dumps(ego, indent=2))
     for key in ("accuracy", "balanced_acc", "macro_f1"):
         table.add_row("EgoDyn-Bench", "flow_heuristic", f"global {key}", f"{ego['global'][key]:.4f}")
     table.add_row("EgoDyn-Bench", "flow_heuristic", "WPCR (wemcr)", f"{ego['consistency']['wemcr']:.4f}")
     row = quantiphy.score_file(
         fixtures / "quantiphy" / "gpt-5.1.csv", fixtures / "quantiphy" / "quantiphy_validation.csv"
     )
-    (out / "quantiphy_gpt-5.1_results.csv").write_text(quantiphy.results_csv([row]))
+    write_atomic(out / "quantiphy_gpt-5.1_results.csv", quantiphy.results_csv([row]))
     for key in ("mra_S2", "mra_D2", "mra_S3", "mra_D3", "mra_average"):
         table.add_row("QuantiPhy", "gpt-5.1", key, f"{row[key]:.4f}")
     console.print(table)

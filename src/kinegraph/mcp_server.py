@@ -1,9 +1,12 @@
 """`kinegraph mcp`: the tool registry served over the Model Context Protocol (stdio or streamable HTTP).
 
 Media arguments are paths relative to the data root, confined and size-checked as `kinegraph serve`
-confines them. A call that cannot be answered (bad arguments, a path outside the root, an unreadable
-video) returns a tool error (`isError`) with a one-line message; the server keeps serving. Tools run in
-worker threads, so a long measurement never blocks the protocol.
+confines them, by the same code (`kinegraph.media_limits`). A call that cannot be answered (bad arguments,
+a path outside the root, an unreadable video) returns a tool error (`isError`) with a one-line message;
+the server keeps serving. Tools run in worker threads, so a long measurement never blocks the protocol;
+at most `max_calls` run at once (the rest wait their turn), each keeping at most
+`limits.max_decoded_bytes` of pixels, so memory stays under their product. Over HTTP, request bodies
+are read with a size limit (`kinegraph.mcp_http`).
 """
 
 from __future__ import annotations
@@ -28,10 +31,20 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=f"Error: {message}")], is_error=True)
 
 
-def build_server(limits: MediaLimits, registry: ToolRegistry | None = None) -> Server[Any]:
-    """An MCP server offering every tool of `registry` (default: all), media confined by `limits`."""
+#: Tool calls measured at once by default; each may keep `MediaLimits.max_decoded_bytes` of pixels.
+MAX_CALLS = 2
+
+
+def build_server(
+    limits: MediaLimits, registry: ToolRegistry | None = None, max_calls: int = MAX_CALLS
+) -> Server[Any]:
+    """An MCP server offering every tool of `registry` (default: all), media confined by `limits`,
+    at most `max_calls` tool calls running at once."""
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be at least 1, got {max_calls}")
     tools = registry or default_registry()
     media = DataRootMedia(limits)
+    slots = anyio.CapacityLimiter(max_calls)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(
@@ -43,7 +56,9 @@ def build_server(limits: MediaLimits, registry: ToolRegistry | None = None) -> S
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments or {}, media)
+            result = await anyio.to_thread.run_sync(
+                tools.call, params.name, params.arguments or {}, media, limiter=slots
+            )
         except ToolError as exc:
             return error_result(str(exc))
         except Exception:  # a tool bug must not end the session: report it, log the traceback
@@ -64,11 +79,15 @@ def build_server(limits: MediaLimits, registry: ToolRegistry | None = None) -> S
 
 
 def serve_mcp(
-    limits: MediaLimits, transport: Transport = "stdio", host: str = "127.0.0.1", port: int = 8765
+    limits: MediaLimits,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    max_calls: int = MAX_CALLS,
 ) -> None:
     """Serve until stopped: over stdin/stdout, or streamable HTTP at http://HOST:PORT/mcp."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    server = build_server(limits)
+    server = build_server(limits, max_calls=max_calls)
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
@@ -86,7 +105,9 @@ def serve_mcp(
 
 
 def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
-    """The streamable-HTTP app behind the same loopback `Host`/`Origin` check as a key-less `serve`."""
+    """The streamable-HTTP app behind the same loopback `Host`/`Origin` check as a key-less `serve`, its
+    request bodies read with a size limit."""
+    from kinegraph.mcp_http import BodyLimit
     from kinegraph.serve.access import LoopbackOrigins
 
-    return LoopbackOrigins(server.streamable_http_app(host=host))
+    return LoopbackOrigins(BodyLimit(server.streamable_http_app(host=host)))

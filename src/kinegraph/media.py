@@ -6,7 +6,7 @@ and timestamps actually used are returned with the pixels, so every prediction c
 
 from __future__ import annotations
 
-import bisect
+import math
 import os
 import re
 import tempfile
@@ -23,6 +23,8 @@ from kinegraph.errors import DataError
 from kinegraph.types import FrameRecord, Media
 
 _max_frame_pixels: ContextVar[int | None] = ContextVar("kinegraph_max_frame_pixels", default=None)
+_max_frame_count: ContextVar[int | None] = ContextVar("kinegraph_max_frame_count", default=None)
+_max_decoded_bytes: ContextVar[int | None] = ContextVar("kinegraph_max_decoded_bytes", default=None)
 
 
 @contextmanager
@@ -37,6 +39,39 @@ def frame_pixel_limit(max_pixels: int) -> Iterator[None]:
         yield
     finally:
         _max_frame_pixels.reset(token)
+
+
+@contextmanager
+def frame_count_limit(max_frames: int, max_bytes: int | None = None) -> Iterator[None]:
+    """Within this block, decoding more than `max_frames` frames of one clip is an error, refused before
+    the first is decoded (a server's `--max-frames` holds whatever sampling a graph asks for), and so is
+    keeping more than `max_bytes` of decoded pixels from one clip (a memory bound per call)."""
+    tokens = _max_frame_count.set(max_frames), _max_decoded_bytes.set(max_bytes)
+    try:
+        yield
+    finally:
+        _max_frame_count.reset(tokens[0])
+        _max_decoded_bytes.reset(tokens[1])
+
+
+def _check_decoded_bytes(n_bytes: int, where: str | None) -> None:
+    limit = _max_decoded_bytes.get()
+    if limit is not None and n_bytes > limit:
+        raise DataError(
+            f"decoding would keep over {limit // 2**20} MiB of pixels from one clip (its limit); "
+            "sample fewer frames",
+            path=where,
+        )
+
+
+def _check_frame_count(n: int, where: str | None) -> None:
+    limit = _max_frame_count.get()
+    if limit is not None and n > limit:
+        raise DataError(
+            f"the graph would decode {n} frames, over the limit of {limit} per request "
+            "(sample fewer: graph option max_frames, num_frames or fps)",
+            path=where,
+        )
 
 
 def even_indices(n_total: int, k: int) -> list[int]:
@@ -94,6 +129,7 @@ def read_video(path: str | Path, indices: Sequence[int] | None = None) -> tuple[
     wanted = None if indices is None else set(indices)
     max_pixels = _max_frame_pixels.get()
     frames: dict[int, np.ndarray] = {}
+    kept = 0
     try:
         fps = float(cap.get(cv2.CAP_PROP_FPS))
         last = None if wanted is None else max(wanted)
@@ -108,6 +144,9 @@ def read_video(path: str | Path, indices: Sequence[int] | None = None) -> tuple[
                     f"frame {i} is {width}x{height}, over the limit of {max_pixels} pixels", path=path
                 )
             if wanted is None or i in wanted:
+                _check_frame_count(len(frames) + 1, str(path))
+                kept += bgr.nbytes
+                _check_decoded_bytes(kept, str(path))
                 frames[i] = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
             i += 1
     finally:
@@ -158,7 +197,13 @@ def load_frames(media: Media, k: int | None = None) -> tuple[np.ndarray, FrameRe
     if media.kind == "frames":
         n_total = len(media.frame_paths)
         indices = _choose(media, n_total, k)
-        frames = np.stack([read_image(media.frame_paths[i]) for i in indices])
+        _check_frame_count(len(indices), media.frame_paths[0] if media.frame_paths else None)
+        images, kept = [], 0
+        for i in indices:
+            images.append(read_image(media.frame_paths[i]))
+            kept += images[-1].nbytes
+            _check_decoded_bytes(kept, media.frame_paths[i])
+        frames = np.stack(images)
         fps = media.fps
         source = media.frame_paths[0] if media.frame_paths else None
     else:
@@ -166,6 +211,7 @@ def load_frames(media: Media, k: int | None = None) -> tuple[np.ndarray, FrameRe
             raise DataError("video media without a path", field="video_path")
         n_total, header_fps = video_info(media.video_path)
         indices = _choose(media, n_total, k)
+        _check_frame_count(len(indices), media.video_path)
         frames, header_fps = read_video(media.video_path, indices)
         fps = media.fps or header_fps
         source = media.video_path
@@ -247,7 +293,9 @@ def fps_indices(times_s: Sequence[float], fps: float) -> list[int]:
     """The frames on screen at t0, t0 + 1/fps, t0 + 2/fps, ... up to the last frame's time.
 
     `times_s` are the clip's frame times, ascending. The frame on screen at t is the last one whose time
-    is <= t (a frame shows until the next begins); a rate above the clip's own repeats no frame.
+    is <= t (a frame shows until the next begins); a rate above the clip's own repeats no frame. The work
+    is one step per frame, not per sample time: a huge rate over a long clip (a header claiming 0.001 fps)
+    cannot keep a worker thread spinning after its request timed out.
     """
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
@@ -255,13 +303,24 @@ def fps_indices(times_s: Sequence[float], fps: float) -> list[int]:
         raise ValueError("cannot sample from 0 frames")
     start, end = times_s[0], times_s[-1]
     chosen: list[int] = []
-    k = 0
-    while start + k / fps <= end + 1e-9:
-        index = bisect.bisect_right(times_s, start + k / fps + 1e-9) - 1
-        if not chosen or index != chosen[-1]:
-            chosen.append(index)
-        k += 1
+    for i, time_s in enumerate(times_s):
+        k = _first_sample_at(time_s, start, fps)
+        t = start + k / fps
+        if t > end + 1e-9:
+            break
+        if i + 1 == len(times_s) or t + 1e-9 < times_s[i + 1]:
+            chosen.append(i)
     return chosen
+
+
+def _first_sample_at(time_s: float, start: float, fps: float) -> int:
+    """The least k >= 0 with time_s <= start + k / fps + 1e-9 (the sample times `fps_indices` walks)."""
+    k = max(0, math.ceil((time_s - 1e-9 - start) * fps))
+    while k > 0 and time_s <= start + (k - 1) / fps + 1e-9:  # float rounding: at most a step or two
+        k -= 1
+    while time_s > start + k / fps + 1e-9:
+        k += 1
+    return k
 
 
 def clip_times_s(media: Media, n_total: int, video_fps: float | None = None) -> list[float]:

@@ -111,9 +111,15 @@ def test_cache_survives_several_event_loops(tmp_path):
 def _fill_up(backend) -> None:
     """Cap the cache file at the pages it has: SQLite then fails every insert that needs one more page,
     with the error a full disk gives (SQLITE_FULL, "database or disk is full")."""
-    conn = backend.cache._connect()  # this thread's connection, the one the backend writes through
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+    def cap() -> None:
+        conn = backend.cache._connect()  # the worker thread's connection, the one the backend writes through
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+            conn.execute("INSERT INTO responses VALUES ('probe', 'p', 'm', ?, 0)", ("left " * 3000,))
+
+    backend.cache._in_worker().submit(cap).result()
 
 
 def test_a_full_cache_costs_no_answer_and_warns_once(frames, tmp_path, capsys):
@@ -121,10 +127,6 @@ def test_a_full_cache_costs_no_answer_and_warns_once(frames, tmp_path, capsys):
     with OpenAILoopback(responder=lambda body: long_answer) as server:
         backend = get_backend("vllm:m", base_url=server.base_url, cache=tmp_path / "c.sqlite")
         _fill_up(backend)
-        with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
-            backend.cache._connect().execute(
-                "INSERT INTO responses VALUES ('probe', 'p', 'm', ?, 0)", (long_answer,)
-            )
         answers = [_ask(backend, frames, f"question {i}") for i in range(3)]
     assert [a.text for a in answers] == [long_answer] * 3 and len(server.requests) == 3
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]

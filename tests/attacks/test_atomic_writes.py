@@ -92,3 +92,24 @@ def test_out_naming_a_directory_is_one_line(predictions: Path, tmp_path: Path) -
     assert result.stderr.strip().splitlines() == [
         f"error: {out}: cannot write (it is a directory; name a file)"
     ]
+
+
+@pytest.mark.slow
+def test_a_full_disk_keeps_the_previous_calculator_csv(quantiphy_world: Path, tmp_path: Path) -> None:
+    """The QuantiPhy calculator's prediction CSV was written row by row into the truncated file."""
+    out = tmp_path / "calculator.csv"
+    out.write_text(PREVIOUS)
+    code = (
+        "import sys; from kinegraph.evaluators.quantiphy_calculator import predict; "
+        "predict(__import__('pathlib').Path(sys.argv[1]), 'exact', __import__('pathlib').Path(sys.argv[2]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(quantiphy_world), str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        preexec_fn=limited(256),
+        timeout=120,
+    )
+    assert result.returncode != 0 and "cannot write (File too large)" in result.stderr
+    assert out.read_text() == PREVIOUS

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -13,6 +14,7 @@ from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.cli import app
 from kinegraph.graphs import graphs, studio
 from kinegraph.graphs.studio_inputs import StudioInputError, read_samples
+from kinegraph.media import write_video
 from tests.support.run_data import write_egodyn_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,18 +136,18 @@ def test_a_bad_option_fails_the_run_with_the_line_the_cli_gives(
 def test_files_are_read_only_under_the_media_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "media"
     root.mkdir()
-    (root / "clip.mp4").write_bytes(b"")
+    write_video(root / "clip.mp4", np.zeros((3, 8, 8, 3), np.uint8), fps=2.0)
     (tmp_path / "secret.npz").write_bytes(b"")
     (root / "link.npz").symlink_to(tmp_path / "secret.npz")
     monkeypatch.setenv("KINEGRAPH_MEDIA_ROOT", str(root))
     [sample] = read_samples("egodyn", {"samples": [{"question": "q"}], "media": {"video_path": "clip.mp4"}})
     assert sample.media.kind == "video" and sample.media.video_path == str((root / "clip.mp4").resolve())
     refused = {
-        "media.video_path: '../secret.npz' escapes $KINEGRAPH_MEDIA_ROOT": {
+        "media.video_path: path escapes $KINEGRAPH_MEDIA_ROOT": {
             "samples": [{"question": "q"}],
             "media": {"video_path": "../secret.npz"},
         },
-        "samples.0.context.arrays_path: 'link.npz' escapes $KINEGRAPH_MEDIA_ROOT": {
+        "samples.0.context.arrays_path: path escapes $KINEGRAPH_MEDIA_ROOT": {
             "samples": [{"question": "q", "context": {"arrays_path": "link.npz"}}]
         },
         "media.frame_paths.0: must be a relative path under $KINEGRAPH_MEDIA_ROOT": {

@@ -9,10 +9,14 @@ temperature, max_tokens, schema, tools).
 The cache never costs an answer: a file that cannot be opened is refused up front; once a run is under
 way a read or write that fails (a full disk, a locked or damaged file) is warned about once on stderr and
 the run carries on without that half of the cache, and a stored row that does not parse is a miss.
+A file another process holds write-locked is waited on for at most `BUSY_TIMEOUT_S`, then that half is
+skipped the same way; backends call the cache from a worker thread, so the wait never blocks the event
+loop (other questions, `/healthz`), and an answer the model gave is returned whether or not it was stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -20,6 +24,7 @@ import sqlite3
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +33,7 @@ from kinegraph.errors import DataError
 
 CACHE_ENV = "KINEGRAPH_CACHE"
 DEFAULT_CACHE = Path("~/.cache/kinegraph/responses.sqlite")
+BUSY_TIMEOUT_S = 2.0  # how long a locked cache is waited on before that half is skipped
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -94,6 +100,7 @@ class ResponseCache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._failed: set[str] = set()  # "read", "write": that half is off; "parse": a row did not parse
+        self._worker: tuple[int, ThreadPoolExecutor] | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connect()  # create the file and table now, so a cache that cannot work is refused up front
@@ -108,10 +115,12 @@ class ResponseCache:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.pid == os.getpid():
             return conn
-        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=60000")
         conn.execute(_SCHEMA)
         self._local.conn, self._local.pid = conn, os.getpid()
         return conn
@@ -145,6 +154,21 @@ class ResponseCache:
             )
         except (OSError, sqlite3.Error) as exc:
             self._note("write", f"cannot write it ({_reason(exc)}); carrying on without storing answers")
+
+    async def aget(self, key: str) -> GenerateResponse | None:
+        """`get` in the cache's worker thread: a locked file is waited on there, never on the event loop."""
+        return await asyncio.wrap_future(self._in_worker().submit(self.get, key))
+
+    async def aput(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
+        """`put` in the cache's worker thread (see `aget`)."""
+        await asyncio.wrap_future(self._in_worker().submit(self.put, key, provider, model, response))
+
+    def _in_worker(self) -> ThreadPoolExecutor:
+        """One worker thread per process for the async calls: one connection; a forked child makes its own."""
+        with self._lock:
+            if self._worker is None or self._worker[0] != os.getpid():
+                self._worker = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="kinegraph-cache"))
+            return self._worker[1]
 
     def rows_for(self, provider: str, model: str) -> dict[str, str]:
         """Every stored response of one model as key -> response JSON (a snapshot for Ray workers)."""

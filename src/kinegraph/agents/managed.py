@@ -114,7 +114,7 @@ class ManagedBackend:
         key = None
         if self.cache is not None:
             key = self._key(request)
-            hit = self._hit(key, start)
+            hit = self._counted(await self.cache.aget(key), start)  # a lock is waited on off the loop
             if hit is not None:
                 return hit
         if has_deferred(request):  # a miss: now the frames are needed
@@ -143,7 +143,7 @@ class ManagedBackend:
             update={"usage": usage, "cached": False, "latency_s": time.perf_counter() - start}
         )
         if key is not None and self.cache is not None and (response.text or response.tool_calls):
-            self.cache.put(key, self.provider, self.model, response)
+            await self.cache.aput(key, self.provider, self.model, response)
         return response
 
     def _with_max_tokens(self, request: GenerateRequest) -> GenerateRequest:
@@ -155,7 +155,10 @@ class ManagedBackend:
         return request_key(self.provider, self.model, getattr(self.inner, "params", {}), request)
 
     def _hit(self, key: str, start: float) -> GenerateResponse | None:
-        hit = self.cache.get(key) if self.cache is not None else None
+        return self._counted(self.cache.get(key) if self.cache is not None else None, start)
+
+    def _counted(self, hit: GenerateResponse | None, start: float) -> GenerateResponse | None:
+        """A stored answer counted as a cached request, with its latency; None for a miss."""
         if hit is None:
             return None
         usage = Usage(cached_requests=1)

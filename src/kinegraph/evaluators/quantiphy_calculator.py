@@ -7,12 +7,14 @@ The answer text goes through the official `parse_number`, and the file is scored
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
+from kinegraph.atomic import write_atomic
 from kinegraph.benchmarks.synthetic.quantiphy_world import CSV_NAME, TRUTH_NAME, VIDEO_DIR
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
@@ -64,23 +66,23 @@ def predict(
     image_size = tuple(truth["image_size_px"])
     cache: dict[str, dict[str, ObjectTrack]] = {}
     out_csv = Path(out_csv) if out_csv is not None else world_dir / f"calculator_{source}.csv"
-    out_csv.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_csv, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(PREDICTION_COLUMNS)
-        for _, row in gt.iterrows():
-            qid, video_id = int(row.iloc[0]), row["video_id"]
-            if video_id not in cache:
-                video = truth["videos"][video_id]
-                path = world_dir / VIDEO_DIR / f"{video_id}.mp4"
-                cache = {video_id: exact_tracks(video) if source == "exact" else tracked_tracks(path, video)}
-            raw, parsed, error = "", "", ""
-            try:
-                answer = solve_row(row, truth["rows"][str(qid)], cache[video_id], image_size, scheme, window)
-                raw = answer.text()
-                value = parse_number(raw)
-                parsed = "" if math.isnan(value) else repr(value)
-            except ValueError as exc:
-                error = str(exc)
-            writer.writerow([qid] + [row[c] for c in PREDICTION_COLUMNS[1:10]] + [parsed, raw, error])
+    f = io.StringIO(newline="")
+    writer = csv.writer(f)
+    writer.writerow(PREDICTION_COLUMNS)
+    for _, row in gt.iterrows():
+        qid, video_id = int(row.iloc[0]), row["video_id"]
+        if video_id not in cache:
+            video = truth["videos"][video_id]
+            path = world_dir / VIDEO_DIR / f"{video_id}.mp4"
+            cache = {video_id: exact_tracks(video) if source == "exact" else tracked_tracks(path, video)}
+        raw, parsed, error = "", "", ""
+        try:
+            answer = solve_row(row, truth["rows"][str(qid)], cache[video_id], image_size, scheme, window)
+            raw = answer.text()
+            value = parse_number(raw)
+            parsed = "" if math.isnan(value) else repr(value)
+        except ValueError as exc:
+            error = str(exc)
+        writer.writerow([qid] + [row[c] for c in PREDICTION_COLUMNS[1:10]] + [parsed, raw, error])
+    write_atomic(out_csv, f.getvalue())  # a kill leaves the previous CSV or the new one, never a torn one
     return out_csv

@@ -26,7 +26,14 @@ from typing_extensions import TypedDict  # pydantic (and so the Studio schemas) 
 
 from kinegraph.graphs import GraphSpec, graphs
 from kinegraph.graphs.state import GraphContext
-from kinegraph.graphs.studio_inputs import StudioInputError, StudioOutput, input_schema, read_samples
+from kinegraph.graphs.studio_inputs import (
+    STUDIO_LIMITS,
+    StudioInputError,
+    StudioOutput,
+    input_schema,
+    read_samples,
+)
+from kinegraph.media_limits import decoding_within
 from kinegraph.types import Sample
 
 MODEL_ENV = "KINEGRAPH_MODEL"
@@ -129,9 +136,10 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
         inner = await asyncio.to_thread(compiled_graph, spec.name, graph_options(config))
         context, model = await asyncio.to_thread(graph_context, spec, config)
         try:
-            predictions = await invoke_group(
-                inner, samples, context, stamp={"graph": spec.name, "model": model}
-            )
+            with decoding_within(STUDIO_LIMITS):  # serve's --max-frames and pixel limit while decoding
+                predictions = await invoke_group(
+                    inner, samples, context, stamp={"graph": spec.name, "model": model}
+                )
         finally:
             for backend in {id(b): b for b in [context.backend, *context.roles.values()] if b}.values():
                 await backend.aclose()  # type: ignore[attr-defined]

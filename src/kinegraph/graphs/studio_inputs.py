@@ -2,9 +2,10 @@
 
 Studio sends JSON, so each benchmark family has a TypedDict input schema: the questions of one clip as
 JSON objects in the loaders' record format (`Sample` fields, with the family's context fields named), and
-the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA_ROOT`), as `serve`
-confines file references to its data root. `read_samples` validates an input with pydantic and turns it
-into the project's `Sample`s; a bad input is refused in one line naming the field.
+the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA_ROOT`). References are
+confined and media checked by the same code `serve` and MCP use (`kinegraph.confined`,
+`kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`). `read_samples` validates an input with
+pydantic and turns it into the project's `Sample`s; a bad input is refused in one line naming the field.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from typing import Any, NotRequired, Required
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic builds schemas only from this one on 3.11
 
+from kinegraph import confined
+from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video
 from kinegraph.types import Media, Sample
 
 MEDIA_ROOT_ENV = "KINEGRAPH_MEDIA_ROOT"
+#: Studio's limits: serve's defaults (the media root is passed per input).
+STUDIO_LIMITS = MediaLimits(data_root=None)
 
 _STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -173,7 +178,8 @@ def read_samples(family: str | None, value: Any, media_root: Path | None = None)
         context = dict(row.get("context") or {})
         for field in FILE_FIELDS:
             if field in context:
-                context[field] = str(resolve_under(root, context[field], f"samples.{i}.context.{field}"))
+                where = f"samples.{i}.context.{field}"
+                context[field] = str(resolve_under(root, context[field], where, regular=False))
         samples.append(
             Sample(
                 id=row.get("id", str(i)),
@@ -201,29 +207,38 @@ def _media(media: StudioMedia, root: Path | None) -> Media:
     if "video_path" in media and "frame_paths" in media:
         raise StudioInputError("media: give video_path or frame_paths, not both")
     extra = {key: media[key] for key in ("frame_indices", "timestamps_s", "fps") if key in media}  # type: ignore[literal-required]
-    if "video_path" in media:
-        video = resolve_under(root, media["video_path"], "media.video_path")
-        return Media(kind="video", video_path=str(video), **extra)
-    if media.get("frame_paths"):
-        paths = [
-            str(resolve_under(root, p, f"media.frame_paths.{i}")) for i, p in enumerate(media["frame_paths"])
-        ]
-        return Media(kind="frames", frame_paths=paths, **extra)
+    limits = STUDIO_LIMITS
+    try:
+        if "video_path" in media:
+            video = resolve_under(root, media["video_path"], "media.video_path")
+            check_video(video, limits, "media.video_path")
+            return Media(kind="video", video_path=str(video), **extra)
+        if media.get("frame_paths"):
+            if len(media["frame_paths"]) > limits.max_frames:
+                raise StudioInputError(
+                    f"media.frame_paths: {len(media['frame_paths'])} frames exceed the limit of "
+                    f"{limits.max_frames} per input"
+                )
+            paths = []
+            for i, reference in enumerate(media["frame_paths"]):
+                path = resolve_under(root, reference, f"media.frame_paths.{i}")
+                check_image(path, limits.max_image_pixels, f"media.frame_paths.{i}")
+                paths.append(str(path))
+            return Media(kind="frames", frame_paths=paths, **extra)
+    except InputRefused as exc:
+        raise StudioInputError(exc.message) from None
     return Media()
 
 
-def resolve_under(root: Path | None, reference: str, where: str) -> Path:
-    """`reference` (relative to `root`) as an existing path inside `root`, symlinks resolved."""
+def resolve_under(root: Path | None, reference: str, where: str, *, regular: bool = True) -> Path:
+    """`reference` (relative to `root`) inside `root` (a regular file unless not `regular`), confined as
+    serve confines references; a `StudioInputError` naming the field otherwise."""
     if root is None:
         raise StudioInputError(
             f"{where}: file references need ${MEDIA_ROOT_ENV}, the folder media comes from"
         )
-    if not reference or Path(reference).is_absolute():
-        raise StudioInputError(f"{where}: must be a relative path under ${MEDIA_ROOT_ENV}")
-    base = root.resolve()
-    path = (base / reference).resolve()
-    if not path.is_relative_to(base):
-        raise StudioInputError(f"{where}: {reference!r} escapes ${MEDIA_ROOT_ENV}")
-    if not path.exists():
-        raise StudioInputError(f"{where}: no such file under ${MEDIA_ROOT_ENV}: {reference!r}")
-    return path
+    try:
+        return confined.resolve_under(root, reference, where, root_name=f"${MEDIA_ROOT_ENV}", regular=regular)
+    except InputRefused as exc:
+        message = f"{exc.message}: {reference!r}" if exc.status == 404 else exc.message
+        raise StudioInputError(message) from None

@@ -4,8 +4,9 @@
 left) it appends the assistant turn with its calls and one `tool` message per call, then asks again. A
 call of an unknown tool, with arguments that break the tool's schema, or whose tool rejects its input
 (ValueError) is answered with a tool message saying so, so the model may recover; it never fails the
-sample. Every call is recorded for the prediction trace, and usage is summed over all rounds. Tools run
-in a worker thread, so a measurement (optical flow, tracking) never holds up other questions' requests.
+sample. At most `MAX_CALLS_PER_ROUND` calls of one response run; the rest are answered as not run. Every
+call is recorded for the prediction trace, and usage is summed over all rounds. Tools run in a worker
+thread, so a measurement (optical flow, tracking) never holds up other questions' requests.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from kinegraph.graphs.state import GraphContext
 from kinegraph.types import Usage
 
 MAX_TOOL_ROUNDS = 3
+#: Tool calls run per round: a response asking for more has the rest answered "not run" (each call still
+#: gets its tool message, as the APIs require), so one response cannot make a request cost without bound.
+MAX_CALLS_PER_ROUND = 8
 
 #: A tool: its spec and a function of the call's (validated) arguments returning the text the model reads.
 Tool = tuple[ToolSpec, Callable[[dict[str, Any]], str]]
@@ -102,13 +106,17 @@ async def ask_with_tools(
     max_rounds: int = MAX_TOOL_ROUNDS,
     *,
     node: str = "ask_with_tools",
+    max_calls_per_round: int = MAX_CALLS_PER_ROUND,
 ) -> ToolLoopResult:
-    """Ask with `tools` offered; answer up to `max_rounds` rounds of calls, then return the last response.
+    """Ask with `tools` offered; answer up to `max_rounds` rounds of at most `max_calls_per_round` calls
+    each, then return the last response.
 
     A response that still calls tools after the last round is returned as it is (its text is parsed).
     """
     if max_rounds < 0:
         raise ValueError(f"max_rounds must be >= 0, got {max_rounds}")
+    if max_calls_per_round < 1:
+        raise ValueError(f"max_calls_per_round must be >= 1, got {max_calls_per_round}")
     messages = list(request.messages)
     offered = [spec for spec, _ in tools.values()]
     trace: list[dict[str, Any]] = []
@@ -127,7 +135,14 @@ async def ask_with_tools(
             return ToolLoopResult(response.model_copy(update={"usage": usage}), {}, trace, usage)
         rounds += 1
         messages.append(Message(role="assistant", content=response.text, tool_calls=response.tool_calls))
-        for call in response.tool_calls:
+        if len(response.tool_calls) > max_calls_per_round:
+            not_run = len(response.tool_calls) - max_calls_per_round
+            trace.append({"node": node, "round": rounds, "tool_calls_not_run": not_run})
+        for index, call in enumerate(response.tool_calls):
+            if index >= max_calls_per_round:
+                output = f"Error: not run: at most {max_calls_per_round} tool calls are run per round."
+                messages.append(Message(role="tool", content=output, tool_call_id=call.id))
+                continue
             output = await asyncio.to_thread(run_tool_call, tools, call)
             messages.append(Message(role="tool", content=output, tool_call_id=call.id))
             trace.append(

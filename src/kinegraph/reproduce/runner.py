@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from kinegraph.atomic import write_atomic
 from kinegraph.errors import UsageError
 from kinegraph.graphs import graph_spec
 from kinegraph.report.published import ArmResult, PublishedTable, write_published_report
@@ -160,7 +161,7 @@ def reproduce(
             spec = sweep_spec(table, request, repeat_seed(repeat, request.repeats))
             out.mkdir(parents=True, exist_ok=True)
             sweep_file = out / SWEEP_YAML
-            sweep_file.write_text(yaml.safe_dump(spec.model_dump(exclude_defaults=True), sort_keys=False))
+            write_atomic(sweep_file, yaml.safe_dump(spec.model_dump(exclude_defaults=True), sort_keys=False))
             plans = expand(spec, out, sweep_file)
             for key, plan in zip(
                 dict.fromkeys(map(arm_key, runnable_arms(table, request.skip))), plans, strict=True

@@ -34,7 +34,7 @@ CacheRow = tuple[str, str, str, str]
 class SnapshotCache:
     """An in-memory response cache seeded with the driver's rows; remembers what it adds until drained.
 
-    Duck-types the `ResponseCache` interface `ManagedBackend` uses (`get`, `put`, `path`).
+    Duck-types the `ResponseCache` interface `ManagedBackend` uses (`get`, `put`, `aget`, `aput`, `path`).
     """
 
     def __init__(self, rows: dict[str, str]) -> None:
@@ -56,6 +56,14 @@ class SnapshotCache:
         raw = response.model_dump_json()
         self._rows[key] = raw
         self._added.append((key, provider, model, raw))
+
+    async def aget(self, key: str) -> GenerateResponse | None:
+        """`get`: memory takes no lock, so the event loop runs it directly."""
+        return self.get(key)
+
+    async def aput(self, key: str, provider: str, model: str, response: GenerateResponse) -> None:
+        """`put`, as `aget`."""
+        self.put(key, provider, model, response)
 
     def drain(self) -> list[CacheRow]:
         """The rows added since the last drain (they go back to the driver with a shard's predictions)."""

@@ -10,16 +10,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kinegraph.media_limits import InputRefused
 
-class ServeError(Exception):
-    """A request the server will not or cannot answer; `status` is the HTTP status code."""
-
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error", **headers: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.kind = kind
-        self.headers = {k.replace("_", "-"): v for k, v in headers.items()}
+#: A request the server will not or cannot answer; `status` is the HTTP status code. The media checks
+#: every door shares (`kinegraph.media_limits`) raise this same type.
+ServeError = InputRefused
 
 
 class ErrorDetail(BaseModel):

@@ -8,7 +8,8 @@
    POSTs running or queued; `max_concurrency` POSTs run at once and `max_waiting` more may queue; beyond
    either the answer is 429 with Retry-After. A slot is taken before the body is read, so memory stays
    bounded, and a body that has not arrived within `body_timeout_s` is answered 408, which frees the
-   slot: slow-body clients cannot hold the queue.
+   slot: slow-body clients cannot hold the queue. A client that disconnects while its request runs has
+   the request cancelled (its slot and its model call released at once; nobody is left to answer).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -26,6 +28,7 @@ from kinegraph.serve.settings import ServeSettings, is_loopback
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+log = logging.getLogger(__name__)
 
 
 class _Refused(Exception):
@@ -150,7 +153,8 @@ class RequestGuard:
         self.metrics.in_flight.inc()
         try:
             body = await self._read_body(receive)
-            await self.app(scope, _replay(body, receive), send)
+            replay, gone = _watched(body, receive)
+            await _until_client_gone(self.app(scope, replay, send), gone)
         finally:
             self.active -= 1
             self.metrics.in_flight.dec()
@@ -186,18 +190,56 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive that yields the buffered body once, then defers to the real one (disconnects)."""
-    sent = False
+class _Gone:
+    """Set when the client disconnects; `watch` is the one reader of the real `receive` after the body."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.event = asyncio.Event()
+
+    async def watch(self) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
+            pass
+        self.event.set()
+
+
+def _watched(body: bytes, receive: Receive) -> tuple[Receive, _Gone]:
+    """A receive that yields the buffered body once, then a disconnect when the client has gone; and the
+    watcher that learns it."""
+    sent, gone = False, _Gone(receive)
 
     async def replay() -> dict[str, Any]:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
+        await gone.event.wait()
+        return {"type": "http.disconnect"}
 
-    return replay
+    return replay, gone
+
+
+async def _until_client_gone(request: Awaitable[None], gone: _Gone) -> None:
+    """Run the app's request; when its client disconnects first, cancel it, so that a plain (non-streamed)
+    request releases its slot and its model call at once instead of running on for nobody."""
+    task = asyncio.ensure_future(request)
+    watcher = asyncio.ensure_future(gone.watch())
+    try:
+        try:
+            await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the server itself is stopping
+            task.cancel()
+            raise
+        if not task.done():
+            task.cancel()
+            log.info("client disconnected; its request was cancelled")
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not gone.event.is_set():
+                raise
+    finally:
+        watcher.cancel()
 
 
 async def _respond(send: Send, refused: _Refused) -> None:

@@ -23,10 +23,10 @@ from typing import Any
 
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
-from kinegraph.media import frame_pixel_limit
+from kinegraph.media_limits import decoding_within
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid, resolve_under
+from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits, resolve_under
 from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample
@@ -355,7 +355,7 @@ class QAService:
                 }
             await on_progress(node, node_summary(update, lambda text: self._public_text(text, workdir)))
 
-        with frame_pixel_limit(self.settings.max_image_pixels):
+        with decoding_within(media_limits(self.settings)):
             (prediction,) = await invoke_group(
                 prepared.compiled, [prepared.sample], runtime, on_update=on_update if on_progress else None
             )

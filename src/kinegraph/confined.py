@@ -1,0 +1,93 @@
+"""File references confined to a root: the one implementation `serve`, MCP and Studio resolve paths with.
+
+A reference is a relative path; `..`, absolute paths and symlinks that lead outside the root are refused.
+The path is resolved, then walked again component by component from a descriptor of the root with
+`O_NOFOLLOW`, so a directory swapped for a symlink between the check and the open is refused instead of
+followed; `open_under` hands back that descriptor's file for reading.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from kinegraph.media_limits import InputRefused, invalid
+
+NAME_MAX_BYTES = 255  # longest file name Linux file systems allow (NAME_MAX)
+PATH_MAX_BYTES = 4096  # longest path Linux system calls take, its final NUL included (PATH_MAX)
+_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block the open
+
+
+def forbidden(message: str) -> InputRefused:
+    return InputRefused(403, message, "forbidden")
+
+
+def resolve_under(
+    root: Path | None, reference: str, where: str, *, root_name: str = "the data root", regular: bool = True
+) -> Path:
+    """`reference` (relative to `root`) as an existing file (any path when not `regular`) inside `root`,
+    symlinks resolved and the result reached again by descriptor."""
+    fd = _open_beneath(root, reference, where, root_name, regular)
+    os.close(fd)
+    return (Path(root).resolve() / reference).resolve()  # type: ignore[arg-type]
+
+
+def open_under(root: Path | None, reference: str, where: str, *, root_name: str = "the data root") -> int:
+    """A read-only descriptor of the regular file `reference` names inside `root` (the caller closes it)."""
+    return _open_beneath(root, reference, where, root_name, True)
+
+
+def _open_beneath(root: Path | None, reference: str, where: str, root_name: str, regular: bool) -> int:
+    if root is None:
+        raise InputRefused(400, f"{where}: file references are disabled (no {root_name} is set)")
+    if not reference or "\x00" in reference or Path(reference).is_absolute():
+        raise forbidden(f"{where}: must be a relative path under {root_name}")
+    try:
+        longest = max((len(part.encode()) for part in Path(reference).parts), default=0)
+    except UnicodeEncodeError:
+        raise invalid(f"{where}: not valid UTF-8 text") from None
+    if longest > NAME_MAX_BYTES:
+        raise invalid(f"{where}: a path component is {longest} bytes long; the limit is {NAME_MAX_BYTES}")
+    base = Path(root).resolve()
+    try:
+        path = (base / reference).resolve()
+    except (OSError, RuntimeError):
+        raise forbidden(f"{where}: cannot be resolved under {root_name}") from None
+    if not path.is_relative_to(base):
+        raise forbidden(f"{where}: path escapes {root_name}")
+    if len(str(path).encode()) >= PATH_MAX_BYTES:
+        raise invalid(f"{where}: cannot be read under {root_name} ({os.strerror(errno.ENAMETOOLONG)})")
+    fd = _walk(base, path.relative_to(base).parts, where, root_name)
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if regular and not stat.S_ISREG(mode):
+        os.close(fd)
+        raise InputRefused(404, f"{where}: no such file under {root_name}", "not_found")
+    return fd
+
+
+def _walk(base: Path, parts: tuple[str, ...], where: str, root_name: str) -> int:
+    """The descriptor of base/parts..., each component opened from its parent's descriptor, never a link."""
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise invalid(f"{where}: cannot be read under {root_name} ({exc.strerror})") from None
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        try:
+            child = os.open(part, _NOFOLLOW | (0 if last else os.O_DIRECTORY), dir_fd=fd)
+        except FileNotFoundError:
+            raise InputRefused(404, f"{where}: no such file under {root_name}", "not_found") from None
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # became a link or a file since resolving
+                raise forbidden(f"{where}: a path component changed while it was opened") from None
+            raise invalid(f"{where}: cannot be read under {root_name} ({exc.strerror})") from None
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
