@@ -381,16 +381,20 @@ def run(
         raise fail(str(exc)) from None
     except OSError as exc:  # the run directory could not be written (a full disk, a file size limit)
         raise fail(os_error_line(exc, out), code=1) from None
+    from kinegraph.jsonfiles import without_float_noise
+
     typer.echo(
         json.dumps(
-            {
-                "status": summary.status,
-                "predictions": summary.n_predictions,
-                "new": summary.n_new,
-                "errors": summary.status_counts,
-                "headline": summary.headline,
-                "out": summary.out_dir,
-            },
+            without_float_noise(
+                {
+                    "status": summary.status,
+                    "predictions": summary.n_predictions,
+                    "new": summary.n_new,
+                    "errors": summary.status_counts,
+                    "headline": summary.headline,
+                    "out": summary.out_dir,
+                }
+            ),
             indent=2,
         )
     )
@@ -588,8 +592,11 @@ def synth(
                 f"--agents: the {world} world has no other road users (worlds with them: stsbench, tad)"
             )
         options["agents"] = agents
-    try:
-        path = generate(out, n=n, seed=seed, **options)
+    from rich.console import Console
+
+    try:  # a spinner on a terminal's stderr (none in pipes, where a mistake stays one line)
+        with Console(stderr=True).status(f"synth: writing {n} of the {world} world into {out}"):
+            path = generate(out, n=n, seed=seed, **options)
     except ValueError as exc:
         if not options:
             raise

@@ -20,7 +20,7 @@ from kinegraph.agents.errors import BackendError, MissingAPIKeyError, UnknownMod
 from kinegraph.agents.limits import RateLimiter
 from kinegraph.agents.managed import ManagedBackend, RetryPolicy
 from kinegraph.agents.pricing import PriceTable
-from kinegraph.registry import Registry
+from kinegraph.registry import Registry, did_you_mean
 
 ProviderFactory = Callable[..., Any]
 
@@ -74,7 +74,9 @@ def get_backend(
     provider, model = parse_model_spec(spec)
     if provider not in providers:
         known = ", ".join(providers.names())
-        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}; known: {known}")
+        close = did_you_mean(provider, providers.names())
+        hint = f" (did you mean {close}?)" if close else ""
+        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}{hint}; known: {known}")
     factory = providers.get(provider)
     try:
         inner = factory(model, base_url=base_url, **options)
