@@ -191,14 +191,16 @@ app.add_typer(
 @clean_errors
 def demo(
     out: Annotated[Path, typer.Option(help="Where the demo writes its outputs.")] = Path("demo_out"),
-    model: Annotated[str | None, typer.Option(help="Also run the VLM graphs with PROVIDER:MODEL.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model of the VLM graphs (default: the built-in reader:text).")
+    ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
     ] = None,
     n: Annotated[int, typer.Option("--n", help="Synthetic clips/videos per set.")] = 6,
     seed: Annotated[int, typer.Option(help="Random seed of the synthetic sets.")] = 0,
 ) -> None:
-    """The embedded default: synthetic sets, VLM-free graphs, reports. No keys, no downloads."""
+    """The embedded default: synthetic sets, VLM-free graphs, what tools add to a model, reports. No keys."""
     from kinegraph.demo import run_demo
 
     run_demo(out, model=model, base_url=base_url, n=n, seed=seed)

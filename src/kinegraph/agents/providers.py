@@ -32,6 +32,7 @@ providers.register("google", "kinegraph.agents.google_api:create_google")
 providers.register("transformers", "kinegraph.agents.transformers_local:create_transformers")
 providers.register("replay", "kinegraph.agents.replay:create_replay")
 providers.register("scripted", "kinegraph.agents.scripted:create_scripted")
+providers.register("reader", "kinegraph.agents.reader:create_reader")
 
 #: Providers that send a sampling seed (their `seed` backend option). Anthropic's API takes none; the
 #: transformers provider does not seed its local sampling; replay and scripted sample nothing.

@@ -67,6 +67,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_trajectory=True,
         non_official=True,
+        ceiling=True,
     ),
     _shipped(
         "egodyn.vo",
@@ -155,6 +156,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_fields=("source_dir",),
         non_official=True,
+        ceiling=True,
     ),
     _shipped(
         "quantiphy.tracker",

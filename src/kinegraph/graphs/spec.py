@@ -85,6 +85,7 @@ class GraphSpec:
     worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
     server refuses a request without one (it would answer from an all-zero summary); `needs_fields`:
     data columns it reads from every sample's context, so a run refuses data without them up front.
+    `ceiling`: it answers from the truth (an oracle), so reports label it a ceiling, never a rival.
     `takes_video`: a model that takes video natively (`video=native`) gets the clip's video whole.
     `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
@@ -107,6 +108,8 @@ class GraphSpec:
     model_roles: tuple[str, ...] = (MODEL_ROLE,)
     own_model_roles: tuple[str, ...] = ()
     non_official: bool = False
+    #: it answers from the truth or its exact inputs: an upper bound, labelled "ceiling" in every report
+    ceiling: bool = False
     official_options: tuple[tuple[str, Any], ...] = ()
 
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
