@@ -667,6 +667,17 @@ def data_check(
     typer.echo(f"ok: {folder} is a complete {benchmark} folder")
 
 
+@app.command()
+@clean_errors
+def describe(
+    graph: Annotated[str, typer.Argument(help="A registered graph (see `kinegraph list graphs`).")],
+) -> None:
+    """One graph in full: what it does, the questions it answers, what it needs, its options."""
+    from kinegraph.listing import describe as describe_graph
+
+    typer.echo(describe_graph(graph), nl=False)
+
+
 @app.command("list")
 def list_entries(
     kind: Annotated[str, typer.Argument(help="benchmarks, graphs or models.", show_default=False)],

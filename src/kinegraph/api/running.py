@@ -1,4 +1,4 @@
-"""`kg.run(...)`: run a graph over a benchmark's files or over samples from Python, notebooks included.
+"""`kg.run_graph(...)`: run a graph over a benchmark's files or over samples from Python, notebooks included.
 
 A notebook (Jupyter, IPython with autoawait) already runs an event loop in its thread, and a loop cannot
 be started inside a running one; there the run goes on its own loop in a worker thread, and the call
@@ -17,7 +17,7 @@ from kinegraph.api.frames import Run
 from kinegraph.types import RunConfig, Sample
 
 
-def run(
+def run_graph(
     benchmark: str,
     graph: str,
     *,
@@ -71,3 +71,17 @@ def _call_outside_any_loop(fn: Any, *args: Any) -> Any:
         return fn(*args)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kinegraph-run") as pool:
         return pool.submit(fn, *args).result()
+
+
+def synth(world: str, out: str | Path, n: int = 2, seed: int = 0) -> Path:
+    """Write a synthetic world with known physics in a benchmark's official format (`kinegraph synth`)."""
+    from kinegraph.suites import synthetic_generator
+
+    return Path(synthetic_generator(world)(Path(out), n=n, seed=seed))
+
+
+def graph_names() -> list[str]:
+    """Every registered graph's name (`kg.describe(name)` says what one does and takes)."""
+    from kinegraph.graphs import graphs
+
+    return graphs.names()
