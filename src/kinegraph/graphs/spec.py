@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from kinegraph.errors import DataError
+from kinegraph.graphs.source_defaults import literal_defaults
 from kinegraph.registry import import_object
 from kinegraph.types import DEFAULT_ROLE, RoleModel
 
@@ -114,11 +115,20 @@ class GraphSpec:
 
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
         """Whether a run of this graph with `options` is a setting no paper ran."""
-        defaults = {o.name: o.default for o in self.options}
+        missing = [k for k, _ in self.official_options if k not in options]
+        defaults = self._defaults_of(missing) if missing else {}
         official = all(options.get(k, defaults.get(k)) == v for k, v in self.official_options)
         if not self.non_official:  # a paper's graph: non-official once an option leaves the paper's setting
             return not official
         return not (self.official_options and official)
+
+    def _defaults_of(self, names: Sequence[str]) -> dict[str, Any]:
+        """The defaults of options `names`: read from the builder's source while its module is not
+        imported yet (a report needs no graph library), else from its signature."""
+        found = literal_defaults(self.target)
+        if found is not None and all(n in found for n in names):
+            return found
+        return {o.name: o.default for o in self.options}
 
     def __post_init__(self) -> None:
         if not self.needs_model:
