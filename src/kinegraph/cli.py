@@ -476,6 +476,32 @@ def compare(
 
 @app.command()
 @clean_errors
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories to browse side by side.")],
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1 (0: any free).")] = 0,
+    open_browser: Annotated[
+        bool, typer.Option("--open/--no-open", help="Open the page in a browser.")
+    ] = True,
+) -> None:
+    """Browse samples in a local page: frames used, prompt, tool outputs, raw and parsed answer, truth."""
+    from kinegraph.view import ViewServer, load_views
+
+    server = ViewServer(load_views(runs), port)
+    typer.echo(f"kinegraph view: {server.url} (Ctrl-C stops)", err=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+@app.command()
+@clean_errors
 def reproduce(
     table: Annotated[
         str | None, typer.Argument(help="PAPER:TABLE, e.g. tad:table4 (see --list).", show_default=False)
