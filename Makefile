@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 	# machines) pip takes it; from PyPI on Linux the same spec pulls the CUDA build and its wheels.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# the page tests' headless browser: Debian's chromium where apt is (tests skip with this hint without it)
+	if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else echo "page tests need chromium: sudo apt-get install -y chromium"; fi; fi
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -29,7 +29,7 @@ def test_graphs_and_models():
     assert "GPU when present" in rows["egodyn.gpu_flow"] and "trajectory" in rows["egodyn.text_only"]
     assert "column alt_prior, column alt_posterior" in rows["quantiphy.counterfactual"]
     models = _list("models").stdout.splitlines()
-    assert models == ["anthropic", "google", "openai", "replay", "scripted", "transformers", "vllm"]
+    assert models == ["anthropic", "google", "openai", "reader", "replay", "scripted", "transformers", "vllm"]
 
 
 def test_unknown_kind():

@@ -191,14 +191,16 @@ app.add_typer(
 @clean_errors
 def demo(
     out: Annotated[Path, typer.Option(help="Where the demo writes its outputs.")] = Path("demo_out"),
-    model: Annotated[str | None, typer.Option(help="Also run the VLM graphs with PROVIDER:MODEL.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model of the VLM graphs (default: the built-in reader:text).")
+    ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="Server URL for vllm / OpenAI-compatible providers.")
     ] = None,
     n: Annotated[int, typer.Option("--n", help="Synthetic clips/videos per set.")] = 6,
     seed: Annotated[int, typer.Option(help="Random seed of the synthetic sets.")] = 0,
 ) -> None:
-    """The embedded default: synthetic sets, VLM-free graphs, reports. No keys, no downloads."""
+    """The embedded default: synthetic sets, VLM-free graphs, what tools add to a model, reports. No keys."""
     from kinegraph.demo import run_demo
 
     run_demo(out, model=model, base_url=base_url, n=n, seed=seed)
@@ -381,16 +383,20 @@ def run(
         raise fail(str(exc)) from None
     except OSError as exc:  # the run directory could not be written (a full disk, a file size limit)
         raise fail(os_error_line(exc, out), code=1) from None
+    from kinegraph.jsonfiles import without_float_noise
+
     typer.echo(
         json.dumps(
-            {
-                "status": summary.status,
-                "predictions": summary.n_predictions,
-                "new": summary.n_new,
-                "errors": summary.status_counts,
-                "headline": summary.headline,
-                "out": summary.out_dir,
-            },
+            without_float_noise(
+                {
+                    "status": summary.status,
+                    "predictions": summary.n_predictions,
+                    "new": summary.n_new,
+                    "errors": summary.status_counts,
+                    "headline": summary.headline,
+                    "out": summary.out_dir,
+                }
+            ),
             indent=2,
         )
     )
@@ -466,6 +472,32 @@ def compare(
     print_table(comparison)
     if out is not None:
         typer.echo(f"wrote {write_report(comparison, out)}")
+
+
+@app.command()
+@clean_errors
+def view(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories to browse side by side.")],
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1 (0: any free).")] = 0,
+    open_browser: Annotated[
+        bool, typer.Option("--open/--no-open", help="Open the page in a browser.")
+    ] = True,
+) -> None:
+    """Browse samples in a local page: frames used, prompt, tool outputs, raw and parsed answer, truth."""
+    from kinegraph.view import ViewServer, load_views
+
+    server = ViewServer(load_views(runs), port)
+    typer.echo(f"kinegraph view: {server.url} (Ctrl-C stops)", err=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
 
 
 @app.command()
@@ -588,8 +620,11 @@ def synth(
                 f"--agents: the {world} world has no other road users (worlds with them: stsbench, tad)"
             )
         options["agents"] = agents
-    try:
-        path = generate(out, n=n, seed=seed, **options)
+    from rich.console import Console
+
+    try:  # a spinner on a terminal's stderr (none in pipes, where a mistake stays one line)
+        with Console(stderr=True).status(f"synth: writing {n} of the {world} world into {out}"):
+            path = generate(out, n=n, seed=seed, **options)
     except ValueError as exc:
         if not options:
             raise
@@ -656,6 +691,17 @@ def data_check(
     if errors:
         raise fail(f"{folder}: {errors} problem(s) in the {benchmark} layout (see the table above)")
     typer.echo(f"ok: {folder} is a complete {benchmark} folder")
+
+
+@app.command()
+@clean_errors
+def describe(
+    graph: Annotated[str, typer.Argument(help="A registered graph (see `kinegraph list graphs`).")],
+) -> None:
+    """One graph in full: what it does, the questions it answers, what it needs, its options."""
+    from kinegraph.listing import describe as describe_graph
+
+    typer.echo(describe_graph(graph), nl=False)
 
 
 @app.command("list")

@@ -1,9 +1,11 @@
 """`kinegraph demo`: the embedded default run, with no keys and no downloads.
 
 It synthesizes small EgoDyn- and QuantiPhy-format sets with known physics, runs the VLM-free graphs
-(the oracle ceiling and the deterministic probes), compares them with paired bootstrap intervals, and
-writes an HTML report per benchmark. With `--model`, it also runs the VLM baseline and the
-tool-augmented graphs on the same data and compares them in a second report, the baseline first.
+(the deterministic probes, with the oracle last as the ceiling), and then what tools add to a model: the
+VLM baseline (the model alone) first, the tool-augmented graphs after it, the oracle last as the
+ceiling, labelled as such. The model is the built-in `reader:text` (it reads the prompt's text, so
+tool readings help it and pictures do not) unless `--model` names another; each comparison has paired
+bootstrap intervals and an HTML report.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from rich.table import Table
 from kinegraph.fixtures import fixtures_dir
 from kinegraph.types import RunConfig
 
-EGODYN_FREE = ("egodyn.oracle", "egodyn.measured", "egodyn.vo", "egodyn.flow", "egodyn.gpu_flow")
+EGODYN_FREE = ("egodyn.measured", "egodyn.vo", "egodyn.flow", "egodyn.gpu_flow", "egodyn.oracle")
 EGODYN_VLM = (
     "egodyn.vision",
     "egodyn.trajectory",
@@ -28,8 +30,15 @@ EGODYN_VLM = (
     "egodyn.tools",
     "egodyn.tool_calls",
 )
-QUANTIPHY_FREE = ("quantiphy.oracle_tracks", "quantiphy.tracker")
+QUANTIPHY_FREE = ("quantiphy.tracker", "quantiphy.oracle_tracks")
 QUANTIPHY_VLM = ("quantiphy.zero_shot", "quantiphy.hybrid")
+#: The built-in model that reads the prompt's text; it answers EgoDyn-style questions only.
+READER = "reader:text"
+#: What the reader is shown: nothing it can read (baseline), the true kinematics as numbers, tool readings.
+EGODYN_READER = ("egodyn.vision", "egodyn.trajectory", "egodyn.tools")
+#: Graph options per graph for the reader's runs: the trajectory as the numbers it reads.
+READER_OPTIONS = {"egodyn.trajectory": {"encoding": "timeseries"}}
+CEILINGS = {"egodyn": "egodyn.oracle", "quantiphy": "quantiphy.oracle_tracks"}
 
 
 def _golden_scores(console: Console, out: Path) -> None:
@@ -68,6 +77,7 @@ def _run_all(
     out: Path,
     model: str | None,
     base_url: str | None,
+    options: dict[str, dict[str, object]] | None = None,
 ) -> list[Path]:
     from kinegraph.graphs import graphs as registry
     from kinegraph.run import execute as run
@@ -76,7 +86,8 @@ def _run_all(
     for graph in graphs:
         if graph not in registry:
             continue
-        run_dir = out / "runs" / graph
+        takes_model = registry.get(graph).needs_model
+        run_dir = out / "runs" / (f"{graph}.{model.replace(':', '_')}" if takes_model and model else graph)
         start = time.perf_counter()
         summary = run(
             RunConfig(
@@ -84,14 +95,16 @@ def _run_all(
                 graph=graph,
                 data=str(data),
                 out_dir=str(run_dir),
-                model=model,
-                base_url=base_url,
+                model=model if takes_model else None,
+                base_url=base_url if takes_model else None,
+                options=(options or {}).get(graph, {}),
                 concurrency=8,
             ),
             show_progress=True,
         )
         console.print(
-            f"  {graph}: {summary.n_predictions} predictions in {time.perf_counter() - start:.1f} s"
+            f"  {graph}: {summary.n_predictions} predictions in {time.perf_counter() - start:.1f} s",
+            highlight=False,
         )
         run_dirs.append(run_dir)
     return run_dirs
@@ -111,7 +124,8 @@ def _compare(console: Console, run_dirs: list[Path], report: Path) -> None:
 def run_demo(
     out: Path, model: str | None = None, base_url: str | None = None, n: int = 6, seed: int = 0
 ) -> None:
-    """Run every embedded capability and write its outputs under `out`."""
+    """Run every embedded capability and write its outputs under `out`; `model` None is `reader:text`."""
+    model = model or READER
     from kinegraph.suites import suites
 
     console = Console(width=None if sys.stdout.isatty() else 200)
@@ -124,9 +138,17 @@ def run_demo(
         data = out / "data" / benchmark
         if not data.exists():
             suites.get(benchmark).generate(data, n=n, seed=seed)
+        console.print("VLM-free tools, the oracle last as the ceiling:")
         runs = _run_all(console, benchmark, data, free, out / benchmark, None, None)
         _compare(console, runs, out / f"{benchmark}_report.html")
-        if model:
-            runs = _run_all(console, benchmark, data, with_model, out / benchmark, model, base_url)
-            _compare(console, runs, out / f"{benchmark}_model_report.html")
+        if model == READER and benchmark != "egodyn":
+            console.print(f"[dim]{READER} reads EgoDyn-style questions only; pass --model for {benchmark}[/]")
+            continue
+        arms = EGODYN_READER if model == READER else with_model
+        console.print(
+            f"What tools add to {model}: the model alone first (baseline), the oracle last (ceiling):"
+        )
+        graphs = (*arms, CEILINGS[benchmark])
+        runs = _run_all(console, benchmark, data, graphs, out / benchmark, model, base_url, READER_OPTIONS)
+        _compare(console, runs, out / f"{benchmark}_model_report.html")
     console.print(f"demo finished in {time.perf_counter() - start:.0f} s; outputs in {out}/")

@@ -91,3 +91,15 @@ def _json_line(line: str, path: Path, lineno: int) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=lineno)
     return obj
+
+
+def without_float_noise(value: Any, digits: int = 12) -> Any:
+    """`value` with every float cut to `digits` significant digits, so printed JSON reads 0.44, not
+    0.43999999999999995 (the binary rounding of a sum); containers are copied, other values kept."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {k: without_float_noise(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_float_noise(v, digits) for v in value]
+    return value

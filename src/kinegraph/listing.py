@@ -50,3 +50,36 @@ def models() -> str:
 
 
 LISTINGS: dict[str, Callable[[], str]] = {"benchmarks": benchmarks, "graphs": graphs, "models": models}
+
+
+def describe(name: str) -> str:
+    """One graph in full: what it does, the benchmark it answers, what it needs, its model roles and its
+    options with their types and defaults (`kinegraph describe GRAPH`)."""
+    import inspect
+
+    from kinegraph.graphs import graph_spec
+
+    spec = graph_spec(name)
+    needs = ["a model (--model)" if spec.needs_model else "no model"]
+    needs += ["a GPU when present"] * spec.needs_gpu + ["the clip's ego trajectory"] * spec.needs_trajectory
+    needs += [f"data column {field}" for field in spec.needs_fields]
+    lines = [
+        f"{spec.name}: {spec.description}",
+        f"  answers:  {spec.family + ' questions' if spec.family else 'any benchmark (a user graph)'}",
+        f"  needs:    {', '.join(needs)}",
+        f"  roles:    {', '.join(spec.model_roles) or 'none'}"
+        + (f" (to name: {', '.join(spec.own_model_roles)})" if spec.own_model_roles else ""),
+        f"  setting:  {'non-official (no paper ran it)' if spec.non_official else 'a paper setting'}",
+        f"  builder:  {spec.target}",
+        "  options (-O key=value):" if spec.options else "  options:  none",
+    ]
+    rows = [
+        [
+            o.name,
+            o.type_name,
+            "required" if o.default is inspect.Parameter.empty else f"default {o.default!r}",
+        ]
+        for o in spec.options
+    ]
+    lines += ["    " + line for line in aligned(rows).splitlines()] if rows else []
+    return "\n".join(lines) + "\n"

@@ -6,8 +6,9 @@ Entries are registered as factories (or `module:attribute` strings imported on f
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -43,6 +44,20 @@ def import_object(spec: str) -> object:
     return obj
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """The registered names closest to a misspelt `name`, quoted and joined by 'or' ('' when none is close).
+
+    Dotted names (`egodyn.vp`) must also be close after their family, so `egodyn.nope` is not offered
+    `egodyn.vo` for its shared prefix alone."""
+    tail = name.rpartition(".")[2]
+    close = [
+        k
+        for k in difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+        if "." not in name or difflib.SequenceMatcher(None, tail, k.rpartition(".")[2]).ratio() >= 0.5
+    ]
+    return " or ".join(repr(k) for k in close)
+
+
 class Registry(Generic[T]):
     """Name -> entry, with lazy `module:attr` entries and a helpful error for unknown names."""
 
@@ -65,7 +80,9 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         if name not in self._entries:
             known = ", ".join(sorted(self._entries)) or "none"
-            raise UnknownEntryError(f"unknown {self.kind} {name!r}; known: {known}")
+            close = did_you_mean(name, self._entries)
+            hint = f" (did you mean {close}?)" if close else ""
+            raise UnknownEntryError(f"unknown {self.kind} {name!r}{hint}; known: {known}")
         entry = self._entries[name]
         if isinstance(entry, str):
             entry = import_object(entry)  # type: ignore[assignment]

@@ -19,7 +19,7 @@ from kinegraph.yaml_files import read_yaml
 
 PRICES_ENV = "KINEGRAPH_PRICES"
 DEFAULT_PRICES = Path(__file__).with_name("prices.yaml")
-FREE_PROVIDERS = frozenset({"vllm", "transformers", "replay", "scripted"})
+FREE_PROVIDERS = frozenset({"vllm", "transformers", "replay", "scripted", "reader"})
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from kinegraph.agents.errors import BackendError, MissingAPIKeyError, UnknownMod
 from kinegraph.agents.limits import RateLimiter
 from kinegraph.agents.managed import ManagedBackend, RetryPolicy
 from kinegraph.agents.pricing import PriceTable
-from kinegraph.registry import Registry
+from kinegraph.registry import Registry, did_you_mean
 
 ProviderFactory = Callable[..., Any]
 
@@ -32,6 +32,7 @@ providers.register("google", "kinegraph.agents.google_api:create_google")
 providers.register("transformers", "kinegraph.agents.transformers_local:create_transformers")
 providers.register("replay", "kinegraph.agents.replay:create_replay")
 providers.register("scripted", "kinegraph.agents.scripted:create_scripted")
+providers.register("reader", "kinegraph.agents.reader:create_reader")
 
 #: Providers that send a sampling seed (their `seed` backend option). Anthropic's API takes none; the
 #: transformers provider does not seed its local sampling; replay and scripted sample nothing.
@@ -74,7 +75,9 @@ def get_backend(
     provider, model = parse_model_spec(spec)
     if provider not in providers:
         known = ", ".join(providers.names())
-        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}; known: {known}")
+        close = did_you_mean(provider, providers.names())
+        hint = f" (did you mean {close}?)" if close else ""
+        raise UnknownModelError(f"unknown provider {provider!r} in {spec!r}{hint}; known: {known}")
     factory = providers.get(provider)
     try:
         inner = factory(model, base_url=base_url, **options)

@@ -87,6 +87,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_trajectory=True,
         non_official=True,
+        ceiling=True,
     ),
     _shipped(
         "egodyn.vo",
@@ -177,6 +178,7 @@ SHIPPED: tuple[GraphSpec, ...] = (
         needs_model=False,
         needs_fields=("source_dir",),
         non_official=True,
+        ceiling=True,
     ),
     _shipped(
         "quantiphy.tracker",

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from kinegraph.errors import DataError
+from kinegraph.graphs.source_defaults import literal_defaults
 from kinegraph.registry import import_object
 from kinegraph.types import DEFAULT_ROLE, RoleModel
 
@@ -85,6 +86,7 @@ class GraphSpec:
     worker when the cluster has one; `needs_trajectory`: it reads the clip's ego trajectory, so the
     server refuses a request without one (it would answer from an all-zero summary); `needs_fields`:
     data columns it reads from every sample's context, so a run refuses data without them up front.
+    `ceiling`: it answers from the truth (an oracle), so reports label it a ceiling, never a rival.
     `takes_video`: a model that takes video natively (`video=native`) gets the clip's video whole.
     `model_roles`: the model roles its nodes ask (`backend` alone unless declared; none when
     `needs_model` is False); each runs on the run's `--model` unless `--role NAME=...` names another,
@@ -107,15 +109,26 @@ class GraphSpec:
     model_roles: tuple[str, ...] = (MODEL_ROLE,)
     own_model_roles: tuple[str, ...] = ()
     non_official: bool = False
+    #: it answers from the truth or its exact inputs: an upper bound, labelled "ceiling" in every report
+    ceiling: bool = False
     official_options: tuple[tuple[str, Any], ...] = ()
 
     def is_non_official(self, options: Mapping[str, Any]) -> bool:
         """Whether a run of this graph with `options` is a setting no paper ran."""
-        defaults = {o.name: o.default for o in self.options}
+        missing = [k for k, _ in self.official_options if k not in options]
+        defaults = self._defaults_of(missing) if missing else {}
         official = all(options.get(k, defaults.get(k)) == v for k, v in self.official_options)
         if not self.non_official:  # a paper's graph: non-official once an option leaves the paper's setting
             return not official
         return not (self.official_options and official)
+
+    def _defaults_of(self, names: Sequence[str]) -> dict[str, Any]:
+        """The defaults of options `names`: read from the builder's source while its module is not
+        imported yet (a report needs no graph library), else from its signature."""
+        found = literal_defaults(self.target)
+        if found is not None and all(n in found for n in names):
+            return found
+        return {o.name: o.default for o in self.options}
 
     def __post_init__(self) -> None:
         if not self.needs_model:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from kinegraph.atomic import write_atomic
+from kinegraph.jsonfiles import without_float_noise
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
 from kinegraph.report.tables import item_rows, role_rows, rows, warning_lines
@@ -120,7 +121,7 @@ def write_report(comparison: Comparison, out: str | Path) -> Path:
     if out.suffix == ".md":
         text = markdown(comparison)
     elif out.suffix == ".json":
-        text = json.dumps(as_dict(comparison), indent=1) + "\n"
+        text = json.dumps(without_float_noise(as_dict(comparison)), indent=1) + "\n"
     else:
         text = render(comparison)
     return write_atomic(out, text)

@@ -117,5 +117,7 @@ def non_official(graph: object, options: object = None) -> bool:
 
 
 def labelled(name: str, graph: object, options: object = None) -> str:
-    """A run's name as a report's table shows it: `NAME (non-official)` for a non-official setting."""
-    return name + (" (non-official)" if non_official(graph, options) else "")
+    """A run's name as a report's table shows it: `NAME (non-official)` for a non-official setting, and
+    `(ceiling)` after a graph that answers from the truth."""
+    ceiling = isinstance(graph, str) and graph in graphs and graphs.get(graph).ceiling
+    return name + (" (non-official)" if non_official(graph, options) else "") + (" (ceiling)" * ceiling)

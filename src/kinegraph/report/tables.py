@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -11,6 +12,7 @@ from rich.table import Table
 from kinegraph.report.ablation import sections
 from kinegraph.report.cells import fmt, format_delta, markdown_table
 from kinegraph.report.compare import Comparison
+from kinegraph.types import Prediction, Status
 
 
 def delta_text(comparison: Comparison, i: int) -> str:
@@ -18,16 +20,32 @@ def delta_text(comparison: Comparison, i: int) -> str:
     return "baseline" if d is None else format_delta(d)
 
 
+def coverage(predictions: Sequence[Prediction]) -> str:
+    """`answered/asked (share)`: how many samples got a scored answer, beside every score (a graph that
+    skips questions it cannot measure is scored on fewer than it was asked)."""
+    asked = len(predictions)
+    done = sum(p.status == Status.ok and p.answer is not None for p in predictions)
+    return f"{done}/{asked} ({done / asked:.0%})" if asked else "0/0"
+
+
 def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     """Header and rows shared by every view."""
     metrics = comparison.metric_names
-    header = ["run", "n", *metrics, f"Δ {comparison.primary} vs first (95% CI)", "errors", "cost $", "p50 s"]
+    header = [
+        "run",
+        "answered / asked",
+        *metrics,
+        f"Δ {comparison.primary} vs first (95% CI)",
+        "errors",
+        "cost $",
+        "p50 s",
+    ]
     body = []
     for i, (run, headline) in enumerate(zip(comparison.runs, comparison.headlines, strict=True)):
         body.append(
             [
                 run.label,
-                str(len(run.predictions)),
+                coverage(run.predictions),
                 *[fmt(headline.get(m)) for m in metrics],
                 delta_text(comparison, i),
                 f"{run.error_rate:.1%}",

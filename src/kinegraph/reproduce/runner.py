@@ -173,7 +173,8 @@ def reproduce(
                     out,
                     use_ray=request.use_ray,
                     ray_address=request.ray_address,
-                    show_progress=False,
+                    show_progress=True,  # on stderr, like the announced lines
+                    on_run=lambda plan: announce(f"{table.key}: running {plan.benchmark}/{plan.name}"),
                 )
             )
     status = {r.out_dir: r for result in results for r in result.runs}

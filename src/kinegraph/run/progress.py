@@ -1,10 +1,11 @@
-"""The run progress bar: done/total, rate, ETA, errors and cost."""
+"""The run progress bar: done/total, rate, ETA, errors and cost, on stderr (stdout carries the JSON)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from kinegraph.types import FAILED_STATUSES, Prediction
@@ -23,6 +24,7 @@ class RunProgress:
             TimeRemainingColumn(),
             TextColumn("errors {task.fields[errors]}"),
             TextColumn("${task.fields[cost]:.4f}"),
+            console=Console(stderr=True),
             disable=not enabled,
             transient=False,
         )

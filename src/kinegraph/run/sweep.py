@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kinegraph.jsonfiles import without_float_noise
 from kinegraph.report.sweep import write_sweep_reports
 from kinegraph.run import execute
 from kinegraph.run.sweep_spec import PlannedRun, expand, load_sweep
@@ -106,4 +107,4 @@ def summary_json(result: SweepResult) -> str:
         {"run": f"{r.benchmark}/{r.name}", "status": r.status, "headline": r.headline, "error": r.error}
         for r in result.runs
     ]
-    return json.dumps({"runs": runs, "reports": result.reports}, indent=2)
+    return json.dumps(without_float_noise({"runs": runs, "reports": result.reports}), indent=2)

@@ -31,6 +31,7 @@ from kinegraph.serve.chat import (
     stream_events,
     to_qa_request,
 )
+from kinegraph.serve.docs_page import add_offline_docs
 from kinegraph.serve.errors import ErrorBody, ServeError, error_body
 from kinegraph.serve.guard import RequestGuard
 from kinegraph.serve.inputs import Uploads
@@ -82,7 +83,10 @@ def create_app(settings: ServeSettings, *, backend: Any = None) -> FastAPI:
         title="kinegraph driving QA",
         version=__version__,
         description="Ask a driving question about frames or a video; a kinegraph graph answers with tools.",
+        docs_url=None,  # served offline by add_offline_docs; ReDoc is left out (its script is not shipped)
+        redoc_url=None,
     )
+    add_offline_docs(app)
     app.state.service = service
     app.state.metrics = metrics
     _add_error_handlers(app)

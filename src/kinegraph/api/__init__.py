@@ -1,0 +1,1 @@
+"""The implementation behind `import kinegraph as kg`: runs from Python, runs as pandas frames."""
