@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 from scipy.interpolate import make_smoothing_spline
 
-from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.camera_model import MAX_PITCH_DEG, CameraModel
 from kinegraph.tools.focal_from_turns import focal_from_turns
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
 from kinegraph.tools.ground_tracks import (
@@ -32,7 +32,7 @@ from kinegraph.tools.ground_tracks import (
     static_pixels,
 )
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
-from kinegraph.tools.lane_geometry import height_from_lanes
+from kinegraph.tools.lane_geometry import height_from_lanes, horizon_row
 from kinegraph.tools.road_alignment import (
     ALIGN_WIDTH_PX,
     MIN_STRUCTURE,
@@ -143,13 +143,16 @@ class EgoTrajectory:
         }
 
 
-def _grays(frames: np.ndarray, camera: CameraModel) -> tuple[list[np.ndarray], CameraModel]:
+def _grays(
+    frames: np.ndarray, camera: CameraModel, deblocked: bool = True
+) -> tuple[list[np.ndarray], CameraModel]:
     """Grey frames at most `MAX_WIDTH_PX` wide, deblocked first when compression left an 8x8 grid: the
-    grid's corners stay put while the road moves, and trackers hold on to them."""
+    grid's corners stay put while the road moves, and trackers hold on to them (`deblocked=False` keeps
+    the grid, and the sharp edges of lane paint, for `lane_geometry`)."""
     width = frames.shape[2]
     factor = min(1.0, MAX_WIDTH_PX / width)
     grays = [cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) for frame in frames]
-    deblock = deblocking_sigma_px(grays[len(grays) // 2])
+    deblock = deblocking_sigma_px(grays[len(grays) // 2]) if deblocked else 0.0
     out = []
     for gray in grays:
         if deblock > 0:
@@ -365,20 +368,18 @@ def track_clip(
     """Road motion for every consecutive frame pair: road corners tracked by LK (or moved by the given
     dense `flows`, one (h, w, 2) field per pair) with a RANSAC motion, and a direct road alignment.
 
-    With the pitch unknown, tracking starts level; when most pairs fail there (a camera looking well
-    down or up defeats the pre-warp), it is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks
-    the road explains best is kept, then refined (`estimate_pitch`). Where no pitch gives tracks (a dark,
-    noisy, compressed road), the pitch whose direct alignment leaves the least residual is kept.
+    With the pitch unknown it is found from the road (`_pitch_unknown`).
     """
     raw, cam = _grays(frames, camera)
     grays = photometric_normalised(raw)
     dt = np.diff(timestamps_s)
     rng = np.random.default_rng(seed)
-    pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
-    tracked = _track_at(raw, grays, dt, cam, pitch, rng, flows)
     if cam.pitch_rad is None:
-        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, tracked)
+        lanes, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
+        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, lanes)
         cam = replace(cam, pitch_rad=pitch)
+    else:
+        tracked = _track_at(raw, grays, dt, cam, cam.pitch_rad, rng, flows)
     fits = tracked.fits
     pitch = float(cam.pitch_rad or 0.0)
     if weak_tracks(fits):  # every pair aligned directly too, and tracks that disagree are dropped
@@ -403,23 +404,30 @@ def _pitch_unknown(
     cam: CameraModel,
     rng: np.random.Generator,
     flows: Sequence[np.ndarray] | None,
-    level: Tracked,
+    lanes: list[np.ndarray],
 ) -> tuple[Tracked, float]:
-    """The tracks at the camera pitch found from the road, and that pitch: level when most pairs track
-    there, else the retry pitch whose tracks the road explains best, refined by `estimate_pitch`. Where no
-    pitch gives tracks, the pitch whose direct alignment of a few pairs leaves the least residual."""
-    pitch, tracked = 0.0, level
-    if _n_fits(level) < len(level.fits) / 2:
-        tries = [(0.0, level)]
+    """The tracks at the camera pitch found from the road, and that pitch (`lanes`: a few frames, not
+    deblocked, for the markings' vanishing point).
+
+    Tracking starts at the pitch of the lane markings' vanishing point (`lane_geometry.horizon_row`),
+    level without one. Without one, when most pairs fail level (a camera looking well down or up defeats
+    the pre-warp), tracking is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks the road
+    explains best is kept. The tracks then refine it (`estimate_pitch`); where they are too few (a dark,
+    noisy, compressed road), the vanishing point's pitch stands.
+    """
+    row = horizon_row(lanes)
+    start = float(np.arctan((cam.cy_px - row) / cam.fy_px)) if row is not None else 0.0
+    start = float(np.clip(start, -np.radians(MAX_PITCH_DEG), np.radians(MAX_PITCH_DEG)))
+    pitch, tracked = start, _track_at(raw, grays, dt, cam, start, rng, flows)
+    if _n_fits(tracked) < len(tracked.fits) / 2 and row is None:
+        tries = [(start, tracked)]
         tries += [
             (float(r), _track_at(raw, grays, dt, cam, float(r), rng, flows))
             for r in np.radians(RETRY_PITCHES_DEG)
+            if abs(float(r) - start) > np.radians(1.0)
         ]
-        if max(_n_fits(t) for _, t in tries) < len(level.fits) / 3:
-            probe = list(np.linspace(0, len(level.fits) - 1, min(6, len(level.fits))).astype(int))
-            residual = {p: _direct_residual(direct_motions(raw, cam, p, dt, probe, t.fits)) for p, t in tries}
-            pitch = min(residual, key=lambda p: residual[p])
-            return dict(tries)[pitch], pitch
+        if max(_n_fits(t) for _, t in tries) < len(tracked.fits) / 3:
+            return tracked, start
         pitch, tracked = max(tries, key=lambda item: _inliers(item[1].fits))
     pitch = estimate_pitch(tracked.matches, tracked.fits, cam, rng, start_rad=pitch)  # refine, refit at it
     at = replace(cam, pitch_rad=pitch)
@@ -445,12 +453,6 @@ def agrees(fit: PairFit, direct: DirectFit) -> bool:
 
 def _n_fits(tracked: Tracked) -> int:
     return sum(f is not None for f in tracked.fits)
-
-
-def _direct_residual(direct: Sequence[DirectFit | None]) -> float:
-    """Median normalised residual of the direct alignments made (a pair without one counts as the worst)."""
-    made = [d.rms for d in direct if d is not None]
-    return float(np.median(made)) if made else np.inf
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -509,7 +511,7 @@ def estimate_trajectory(
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
-    if "focal" in camera.assumed and _turns(frames, cam):
+    if "focal" in camera.assumed and _n_fits(tracked) >= len(tracked.fits) / 2 and _turns(frames, cam):
         tracked, cam, camera = _focal_from_turns(frames, t, camera, seed, flows, tracked, cam)
     if "height" in camera.assumed:
         tracked, cam, camera = _height_from_lanes(frames, tracked, cam, camera)
@@ -601,7 +603,7 @@ def _height_from_lanes(
     """The tracks, tracking camera and frames' camera with the mounting height the lane markings give
     (`lane_geometry`), every motion rescaled to it (a flat road's metric scale is the height's), or all
     three unchanged when the markings give none."""
-    grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera)
+    grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
     found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
     if found is None:
         return tracked, cam, camera
