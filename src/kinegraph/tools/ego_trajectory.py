@@ -57,6 +57,8 @@ RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narr
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise)
+ALIGNED_YAW_RATE_RPS = math.radians(2.0)  # the direct alignment's turn resolution (tuning clips: per-pair
+# heading errors of 0.06-0.2 deg, smoothed to ~1-2 deg/s wiggles on straight roads)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
 TRUSTED_INLIERS = 40  # a clip's tracks are checked against the direct alignment below this many inliers
 TRUSTED_SHARE = 0.5  # ... or this share of the tracked corners explained (the median pair's)
@@ -286,7 +288,7 @@ def direct_motions(
     if not todo:
         return fits
     far = far_field_turns(prepared, small_cam, pitch)
-    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(far[k]) for k in todo]
+    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(np.nan_to_num(far[k])) for k in todo]
     costs = np.stack(
         [
             step_costs(moving[k], moving[k + 1], small_cam, pitch, SPEED_GRID_MPS * float(dt[k]), mask, turn)
@@ -304,11 +306,11 @@ def direct_motions(
     for k, turn, speed in zip(todo, turns, speeds, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
-        if fits[k] is not None and not tracked:  # two independent readings of the turn: road and far field
+        if fits[k] is not None and np.isfinite(far[k]):
+            # the far field reads the turn better than the road's coarse structure (on tuning clips:
+            # 0.06-0.2 deg a pair against 0.1-0.5), so it gives the heading of every aligned pair
             fit = fits[k]
-            fits[k] = fit._replace(
-                motion=np.array([fit.motion[0], fit.motion[1], 0.5 * (fit.motion[2] + turn)])
-            )
+            fits[k] = fit._replace(motion=np.array([fit.motion[0], fit.motion[1], float(far[k])]))
     return fits
 
 
@@ -525,7 +527,7 @@ def estimate_trajectory(
     motion = camera_motion._replace(motions=ego_origin_motions(camera_motion.motions, lever))
     raw_xy, raw_yaw = _integrate(motion.motions)
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
-    xy, yaw = smooth_poses(t, motion)
+    xy, yaw = smooth_poses(t, motion, ALIGNED_YAW_RATE_RPS if estimate.kind == "road_alignment" else None)
     return EgoTrajectory(
         timestamps_s=t,
         xy_m=xy,
@@ -594,7 +596,7 @@ def _turns(frames: np.ndarray, cam: CameraModel) -> bool:
     """Whether the far field shows the clip turning by more than `TURN_FOR_FOCAL_DEG` in all."""
     small, small_cam = _small(_grays(frames, cam)[0], cam)
     turns = far_field_turns(np.stack([prepare(g) for g in small]), small_cam, float(cam.pitch_rad or 0.0))
-    return bool(np.degrees(np.sum(np.abs(turns))) > TURN_FOR_FOCAL_DEG)
+    return bool(np.degrees(np.nansum(np.abs(turns))) > TURN_FOR_FOCAL_DEG)
 
 
 def _height_from_lanes(
@@ -668,19 +670,24 @@ def ego_origin_motions(motions: np.ndarray, lever_m: float) -> np.ndarray:
     return np.column_stack([tx + lever_m * (1.0 - np.cos(dyaw)), ty - lever_m * np.sin(dyaw), dyaw])
 
 
-def smooth_poses(t: np.ndarray, motion: ClipMotion) -> tuple[np.ndarray, np.ndarray]:
+def smooth_poses(
+    t: np.ndarray, motion: ClipMotion, yaw_rate_resolution: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Frame poses from the pair motions, smoothed jointly over the clip.
 
     Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors; each series
     gets a smoothing spline (weights from the pair's sigma, strength by generalised cross-validation),
     and the path is re-integrated from the smooth speed and heading on a fine grid. A speed profile
-    whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`).
+    whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`),
+    and so is a yaw rate varying less than `yaw_rate_resolution` (rad/s; for the direct alignment).
     """
     dt = np.diff(t)
     mid = 0.5 * (t[:-1] + t[1:])
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
     speed = steady_speed(mid, _smooth(mid, step / dt, np.maximum(motion.motion_sigma[:, 0], 1e-4) / dt))
     yaw_rate = _smooth(mid, motion.motions[:, 2] / dt, np.maximum(motion.motion_sigma[:, 2], 1e-6) / dt)
+    if yaw_rate_resolution is not None and np.max(np.abs(yaw_rate - yaw_rate.mean())) < yaw_rate_resolution:
+        yaw_rate = np.full_like(yaw_rate, float(yaw_rate.mean()))  # a turn the measurement cannot resolve
     fine = np.linspace(t[0], t[-1], 20 * len(t) + 1)
     speed_f = np.maximum(np.interp(fine, mid, speed), 0.0)
     rate_f = np.interp(fine, mid, yaw_rate)
