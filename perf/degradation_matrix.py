@@ -31,7 +31,7 @@ from kinegraph.types import RunConfig
 
 def clips_for(work: Path, condition: str, n: int, seed: int) -> Path:
     """The condition's clips under `work` (rendered once, reused by later runs)."""
-    data = work / f"{condition.replace(' ', '_').replace(',', '')}-{seed}-{n}"
+    data = work / f"{condition.replace('/', '+').replace(' ', '_')}-{seed}-{n}"
     if not (data / "carla_clips" / "qa.jsonl").exists():
         records = write_carla_clips(data, n, seed, conditions=CONDITIONS[condition])
         write_qa(records, data / "carla_clips")

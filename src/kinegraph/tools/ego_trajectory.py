@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 from scipy.interpolate import make_smoothing_spline
 
-from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.camera_model import MAX_PITCH_DEG, CameraModel
 from kinegraph.tools.focal_from_turns import focal_from_turns
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
 from kinegraph.tools.ground_tracks import (
@@ -32,7 +32,7 @@ from kinegraph.tools.ground_tracks import (
     static_pixels,
 )
 from kinegraph.tools.kinematics import CLIP_S, ClipKinematics, clip_kinematics
-from kinegraph.tools.lane_geometry import height_from_lanes
+from kinegraph.tools.lane_geometry import height_from_lanes, horizon_row
 from kinegraph.tools.road_alignment import (
     ALIGN_WIDTH_PX,
     MIN_STRUCTURE,
@@ -57,6 +57,8 @@ RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narr
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise)
+ALIGNED_YAW_RATE_RPS = math.radians(2.0)  # the direct alignment's turn resolution (tuning clips: per-pair
+# heading errors of 0.06-0.2 deg, smoothed to ~1-2 deg/s wiggles on straight roads)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
 TRUSTED_INLIERS = 40  # a clip's tracks are checked against the direct alignment below this many inliers
 TRUSTED_SHARE = 0.5  # ... or this share of the tracked corners explained (the median pair's)
@@ -143,13 +145,16 @@ class EgoTrajectory:
         }
 
 
-def _grays(frames: np.ndarray, camera: CameraModel) -> tuple[list[np.ndarray], CameraModel]:
+def _grays(
+    frames: np.ndarray, camera: CameraModel, deblocked: bool = True
+) -> tuple[list[np.ndarray], CameraModel]:
     """Grey frames at most `MAX_WIDTH_PX` wide, deblocked first when compression left an 8x8 grid: the
-    grid's corners stay put while the road moves, and trackers hold on to them."""
+    grid's corners stay put while the road moves, and trackers hold on to them (`deblocked=False` keeps
+    the grid, and the sharp edges of lane paint, for `lane_geometry`)."""
     width = frames.shape[2]
     factor = min(1.0, MAX_WIDTH_PX / width)
     grays = [cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY) for frame in frames]
-    deblock = deblocking_sigma_px(grays[len(grays) // 2])
+    deblock = deblocking_sigma_px(grays[len(grays) // 2]) if deblocked else 0.0
     out = []
     for gray in grays:
         if deblock > 0:
@@ -283,7 +288,7 @@ def direct_motions(
     if not todo:
         return fits
     far = far_field_turns(prepared, small_cam, pitch)
-    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(far[k]) for k in todo]
+    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(np.nan_to_num(far[k])) for k in todo]
     costs = np.stack(
         [
             step_costs(moving[k], moving[k + 1], small_cam, pitch, SPEED_GRID_MPS * float(dt[k]), mask, turn)
@@ -301,11 +306,11 @@ def direct_motions(
     for k, turn, speed in zip(todo, turns, speeds, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
-        if fits[k] is not None and not tracked:  # two independent readings of the turn: road and far field
+        if fits[k] is not None and np.isfinite(far[k]):
+            # the far field reads the turn better than the road's coarse structure (on tuning clips:
+            # 0.06-0.2 deg a pair against 0.1-0.5), so it gives the heading of every aligned pair
             fit = fits[k]
-            fits[k] = fit._replace(
-                motion=np.array([fit.motion[0], fit.motion[1], 0.5 * (fit.motion[2] + turn)])
-            )
+            fits[k] = fit._replace(motion=np.array([fit.motion[0], fit.motion[1], float(far[k])]))
     return fits
 
 
@@ -365,20 +370,18 @@ def track_clip(
     """Road motion for every consecutive frame pair: road corners tracked by LK (or moved by the given
     dense `flows`, one (h, w, 2) field per pair) with a RANSAC motion, and a direct road alignment.
 
-    With the pitch unknown, tracking starts level; when most pairs fail there (a camera looking well
-    down or up defeats the pre-warp), it is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks
-    the road explains best is kept, then refined (`estimate_pitch`). Where no pitch gives tracks (a dark,
-    noisy, compressed road), the pitch whose direct alignment leaves the least residual is kept.
+    With the pitch unknown it is found from the road (`_pitch_unknown`).
     """
     raw, cam = _grays(frames, camera)
     grays = photometric_normalised(raw)
     dt = np.diff(timestamps_s)
     rng = np.random.default_rng(seed)
-    pitch = cam.pitch_rad if cam.pitch_rad is not None else 0.0
-    tracked = _track_at(raw, grays, dt, cam, pitch, rng, flows)
     if cam.pitch_rad is None:
-        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, tracked)
+        lanes, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
+        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, lanes)
         cam = replace(cam, pitch_rad=pitch)
+    else:
+        tracked = _track_at(raw, grays, dt, cam, cam.pitch_rad, rng, flows)
     fits = tracked.fits
     pitch = float(cam.pitch_rad or 0.0)
     if weak_tracks(fits):  # every pair aligned directly too, and tracks that disagree are dropped
@@ -403,23 +406,30 @@ def _pitch_unknown(
     cam: CameraModel,
     rng: np.random.Generator,
     flows: Sequence[np.ndarray] | None,
-    level: Tracked,
+    lanes: list[np.ndarray],
 ) -> tuple[Tracked, float]:
-    """The tracks at the camera pitch found from the road, and that pitch: level when most pairs track
-    there, else the retry pitch whose tracks the road explains best, refined by `estimate_pitch`. Where no
-    pitch gives tracks, the pitch whose direct alignment of a few pairs leaves the least residual."""
-    pitch, tracked = 0.0, level
-    if _n_fits(level) < len(level.fits) / 2:
-        tries = [(0.0, level)]
+    """The tracks at the camera pitch found from the road, and that pitch (`lanes`: a few frames, not
+    deblocked, for the markings' vanishing point).
+
+    Tracking starts at the pitch of the lane markings' vanishing point (`lane_geometry.horizon_row`),
+    level without one. Without one, when most pairs fail level (a camera looking well down or up defeats
+    the pre-warp), tracking is retried at `RETRY_PITCHES_DEG` and the pitch whose tracks the road
+    explains best is kept. The tracks then refine it (`estimate_pitch`); where they are too few (a dark,
+    noisy, compressed road), the vanishing point's pitch stands.
+    """
+    row = horizon_row(lanes)
+    start = float(np.arctan((cam.cy_px - row) / cam.fy_px)) if row is not None else 0.0
+    start = float(np.clip(start, -np.radians(MAX_PITCH_DEG), np.radians(MAX_PITCH_DEG)))
+    pitch, tracked = start, _track_at(raw, grays, dt, cam, start, rng, flows)
+    if _n_fits(tracked) < len(tracked.fits) / 2 and row is None:
+        tries = [(start, tracked)]
         tries += [
             (float(r), _track_at(raw, grays, dt, cam, float(r), rng, flows))
             for r in np.radians(RETRY_PITCHES_DEG)
+            if abs(float(r) - start) > np.radians(1.0)
         ]
-        if max(_n_fits(t) for _, t in tries) < len(level.fits) / 3:
-            probe = list(np.linspace(0, len(level.fits) - 1, min(6, len(level.fits))).astype(int))
-            residual = {p: _direct_residual(direct_motions(raw, cam, p, dt, probe, t.fits)) for p, t in tries}
-            pitch = min(residual, key=lambda p: residual[p])
-            return dict(tries)[pitch], pitch
+        if max(_n_fits(t) for _, t in tries) < len(tracked.fits) / 3:
+            return tracked, start
         pitch, tracked = max(tries, key=lambda item: _inliers(item[1].fits))
     pitch = estimate_pitch(tracked.matches, tracked.fits, cam, rng, start_rad=pitch)  # refine, refit at it
     at = replace(cam, pitch_rad=pitch)
@@ -445,12 +455,6 @@ def agrees(fit: PairFit, direct: DirectFit) -> bool:
 
 def _n_fits(tracked: Tracked) -> int:
     return sum(f is not None for f in tracked.fits)
-
-
-def _direct_residual(direct: Sequence[DirectFit | None]) -> float:
-    """Median normalised residual of the direct alignments made (a pair without one counts as the worst)."""
-    made = [d.rms for d in direct if d is not None]
-    return float(np.median(made)) if made else np.inf
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -509,7 +513,7 @@ def estimate_trajectory(
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
-    if "focal" in camera.assumed and _turns(frames, cam):
+    if "focal" in camera.assumed and _n_fits(tracked) >= len(tracked.fits) / 2 and _turns(frames, cam):
         tracked, cam, camera = _focal_from_turns(frames, t, camera, seed, flows, tracked, cam)
     if "height" in camera.assumed:
         tracked, cam, camera = _height_from_lanes(frames, tracked, cam, camera)
@@ -523,7 +527,7 @@ def estimate_trajectory(
     motion = camera_motion._replace(motions=ego_origin_motions(camera_motion.motions, lever))
     raw_xy, raw_yaw = _integrate(motion.motions)
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
-    xy, yaw = smooth_poses(t, motion)
+    xy, yaw = smooth_poses(t, motion, ALIGNED_YAW_RATE_RPS if estimate.kind == "road_alignment" else None)
     return EgoTrajectory(
         timestamps_s=t,
         xy_m=xy,
@@ -592,7 +596,7 @@ def _turns(frames: np.ndarray, cam: CameraModel) -> bool:
     """Whether the far field shows the clip turning by more than `TURN_FOR_FOCAL_DEG` in all."""
     small, small_cam = _small(_grays(frames, cam)[0], cam)
     turns = far_field_turns(np.stack([prepare(g) for g in small]), small_cam, float(cam.pitch_rad or 0.0))
-    return bool(np.degrees(np.sum(np.abs(turns))) > TURN_FOR_FOCAL_DEG)
+    return bool(np.degrees(np.nansum(np.abs(turns))) > TURN_FOR_FOCAL_DEG)
 
 
 def _height_from_lanes(
@@ -601,7 +605,7 @@ def _height_from_lanes(
     """The tracks, tracking camera and frames' camera with the mounting height the lane markings give
     (`lane_geometry`), every motion rescaled to it (a flat road's metric scale is the height's), or all
     three unchanged when the markings give none."""
-    grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera)
+    grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
     found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
     if found is None:
         return tracked, cam, camera
@@ -666,19 +670,24 @@ def ego_origin_motions(motions: np.ndarray, lever_m: float) -> np.ndarray:
     return np.column_stack([tx + lever_m * (1.0 - np.cos(dyaw)), ty - lever_m * np.sin(dyaw), dyaw])
 
 
-def smooth_poses(t: np.ndarray, motion: ClipMotion) -> tuple[np.ndarray, np.ndarray]:
+def smooth_poses(
+    t: np.ndarray, motion: ClipMotion, yaw_rate_resolution: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Frame poses from the pair motions, smoothed jointly over the clip.
 
     Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors; each series
     gets a smoothing spline (weights from the pair's sigma, strength by generalised cross-validation),
     and the path is re-integrated from the smooth speed and heading on a fine grid. A speed profile
-    whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`).
+    whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`),
+    and so is a yaw rate varying less than `yaw_rate_resolution` (rad/s; for the direct alignment).
     """
     dt = np.diff(t)
     mid = 0.5 * (t[:-1] + t[1:])
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
     speed = steady_speed(mid, _smooth(mid, step / dt, np.maximum(motion.motion_sigma[:, 0], 1e-4) / dt))
     yaw_rate = _smooth(mid, motion.motions[:, 2] / dt, np.maximum(motion.motion_sigma[:, 2], 1e-6) / dt)
+    if yaw_rate_resolution is not None and np.max(np.abs(yaw_rate - yaw_rate.mean())) < yaw_rate_resolution:
+        yaw_rate = np.full_like(yaw_rate, float(yaw_rate.mean()))  # a turn the measurement cannot resolve
     fine = np.linspace(t[0], t[-1], 20 * len(t) + 1)
     speed_f = np.maximum(np.interp(fine, mid, speed), 0.0)
     rate_f = np.interp(fine, mid, yaw_rate)

@@ -115,3 +115,33 @@ def height_from_lanes(
     if not (MIN_HEIGHT_M <= height <= MAX_HEIGHT_M):
         return None
     return HeightEstimate(height, height * LANE_WIDTH_SIGMA, spacing)
+
+
+def horizon_row(grays: Sequence[np.ndarray]) -> float | None:
+    """Image row (px) of the road's horizon: where the lane markings, straight lines along the road,
+    converge (the median crossing of left- and right-leaning marking segments). None without at least
+    one of each. With the focal length it gives the camera's pitch, from any frame a marking shows in."""
+    height_px, width_px = grays[0].shape
+    crossings = []
+    for gray in grays:
+        mask = marking_pixels(gray).astype(np.uint8) * 255
+        mask[: height_px // 3] = 0  # markings lie below the horizon
+        segments = cv2.HoughLinesP(
+            mask, 1, np.pi / 180, threshold=20, minLineLength=height_px // 12, maxLineGap=8
+        )
+        if segments is None:
+            continue
+        lines = []
+        for x1, y1, x2, y2 in segments.reshape(-1, 4).astype(np.float64):
+            if abs(y2 - y1) < 0.2 * abs(x2 - x1) or abs(y2 - y1) < 1e-6:
+                continue  # flat: not a marking along the road
+            lines.append((x1, y1, x2, y2))
+        for i, (a1, b1, a2, b2) in enumerate(lines):
+            for c1, d1, c2, d2 in lines[i + 1 :]:
+                slope_1, slope_2 = (a2 - a1) / (b2 - b1), (c2 - c1) / (d2 - d1)  # dx/dy
+                if slope_1 * slope_2 >= 0 or abs(slope_1 - slope_2) < 0.2:
+                    continue  # the two sides of a lane lean opposite ways
+                row = (c1 - a1 + slope_1 * b1 - slope_2 * d1) / (slope_1 - slope_2)
+                if -0.5 * height_px < row < height_px:
+                    crossings.append(row)
+    return float(np.median(crossings)) if len(crossings) >= 3 else None

@@ -33,6 +33,7 @@ LOCAL_SIGMA_PX = 4.0  # neighbourhood of the local normalisation, at ALIGN_WIDTH
 STEP_SCALES = np.array([0.02, 0.01, 0.0005, 0.0005])  # finite-difference steps (m, m, rad, rad)
 HUBER = 1.0  # in normalised grey units
 MAX_ITERATIONS = 12
+FAR_FIELD_HALF_WIDTH = 0.35  # of the frame's width, each side of the principal column
 MIN_OVERLAP = 0.4  # share of a pair's road pixels a step must keep in view to be scored
 MIN_STRUCTURE = 1e-3  # mean squared prepared value below which a road region carries no signal
 
@@ -103,19 +104,26 @@ def homography(
 def far_field_turns(prepared: np.ndarray, camera: CameraModel, pitch_rad: float) -> np.ndarray:
     """Heading change (rad) of each consecutive pair from the horizontal shift of the band just above the
     horizon (buildings, trees, the skyline: far enough that the car's own travel barely moves them, so
-    their shift is the turn, f * tan(dyaw)), by phase correlation of prepared frames (T, H, W)."""
+    their shift is the turn, f * tan(dyaw)), by phase correlation of prepared frames (T, H, W); NaN
+    where the band shows nothing to correlate (a blank sky, a lorry filling the view)."""
     top_row = horizon_row_px(camera, pitch_rad)
     height = prepared.shape[1]
     lo, hi = int(np.clip(top_row - 0.25 * height, 0, height - 2)), int(np.clip(top_row + 2, 2, height))
     if hi - lo < 6:
-        return np.zeros(len(prepared) - 1)
-    band = np.ascontiguousarray(prepared[:, lo:hi]).astype(np.float64)
+        return np.full(len(prepared) - 1, np.nan)
+    # a band centred on the principal column: the far field's own expansion (the car's travel) moves
+    # its two sides apart and cancels in the mean shift only where they are equally wide
+    half = int(
+        min(camera.cx_px, prepared.shape[2] - 1 - camera.cx_px, FAR_FIELD_HALF_WIDTH * prepared.shape[2])
+    )
+    left = int(round(camera.cx_px)) - half
+    band = np.ascontiguousarray(prepared[:, lo:hi, left : left + 2 * half]).astype(np.float64)
     window = cv2.createHanningWindow((band.shape[2], band.shape[1]), cv2.CV_64F)
     turns = np.zeros(len(prepared) - 1)
     for k in range(len(prepared) - 1):
         (dx, _), response = cv2.phaseCorrelate(band[k], band[k + 1], window)
         # the scene moving right in the image (dx > 0) means the car turned left (+yaw)
-        turns[k] = float(np.arctan(dx / camera.fx_px)) if response > 0.05 else 0.0
+        turns[k] = float(np.arctan(dx / camera.fx_px)) if response > 0.05 else np.nan
     return turns
 
 
