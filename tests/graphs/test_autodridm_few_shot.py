@@ -99,7 +99,8 @@ def test_the_draw_is_fixed_by_the_seed_and_independent_of_limit(world, kinegraph
 def test_a_task_file_too_small_for_the_shots_is_an_input_error_naming_it(tmp_path, kinegraph):
     world = suites.get("autodridm").generate(tmp_path / "tiny", n=2, seed=0)
     with OpenAILoopback(responder=autodridm_reader) as server:
-        _run(kinegraph, world, tmp_path / "r", server, "-O", "shots=2", "--limit", "1")
+        # the run's one sample failed: it ends failed (exit 1), the failure recorded, nothing sent
+        _run(kinegraph, world, tmp_path / "r", server, "-O", "shots=2", "--limit", "1", expect=1)
         assert server.requests == []
     (prediction,) = _predictions(tmp_path / "r")
     assert prediction["status"] == "input_error"
