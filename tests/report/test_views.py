@@ -21,10 +21,7 @@ def _row(text: str, item: str) -> str:
 
 def test_markdown_item_table(comparison):
     text = markdown(comparison)
-    assert (
-        "| item | tad.baseline (answered/asked) | tad.tcogmap (answered/asked) | Δ vs first (95% CI) |"
-        in text
-    )
+    assert "| item: value (answered/asked) | tad.baseline | tad.tcogmap | Δ vs first (95% CI) |" in text
     gain = _row(text, "mc_action")
     assert re.fullmatch(
         r"\| mc_action \| 0\.100 \(30/30\) \| 0\.900 \(30/30\) \| \+0\.800 \[0\.\d{3}, (0|1)\.\d{3}\] \* \|",

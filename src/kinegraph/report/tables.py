@@ -70,10 +70,9 @@ def role_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
 def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     """Breakdown table: each item's official value per run with its coverage (answered/asked), and for
     later runs its delta with 95% CI."""
-    header = ["item"]
+    header = ["item: value (answered/asked)"]
     for i, run in enumerate(comparison.runs):
-        header += [f"{run.label} (answered/asked)"]
-        header += [] if i == 0 else ["Δ vs first (95% CI)"]
+        header += [run.label] if i == 0 else [run.label, "Δ vs first (95% CI)"]
     items = comparison.item_names
     covered = [item_coverage(run.predictions, items) for run in comparison.runs]
     body = []
