@@ -66,7 +66,7 @@ def test_the_toy_benchmark_end_to_end(toy):
     assert json.loads(printed) == {"accuracy": 0.5, "correct": 2, "n": 4}
     kinegraph("compare", "R1", "R2", "--out", "report.html")
     report = Path("report.html").read_text()
-    assert "<td>1.0000</td>" in report and "<td>0.5000</td>" in report and "<td>-0.5000 [" in report
+    assert "<td>1.000</td>" in report and "<td>0.500</td>" in report and "<td>-0.500 [" in report
     assert "kinegraph&#x27;s own scorer (non-official)" in report and "paired unit: question" in report
 
 

@@ -21,7 +21,7 @@ def test_benchmarks_with_primary_metric_and_scorer():
 
 
 def test_graphs_and_models():
-    lines = _list("graphs").stdout.splitlines()
+    lines = [line for line in _list("graphs").stdout.splitlines() if not line.startswith("    options: ")]
     graphs = [line.split()[0] for line in lines]
     assert "egodyn.vision" in graphs and "tad.tcogmap" in graphs and graphs == sorted(graphs)
     rows = {line.split()[0]: line for line in lines}
@@ -36,3 +36,34 @@ def test_unknown_kind():
     result = _list("datasets")
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == "error: cannot list 'datasets'; choose one of benchmarks, graphs, models\n"
+
+
+def test_each_graph_is_followed_by_its_options_with_their_defaults():
+    lines = _list("graphs").stdout.splitlines()
+    options = {
+        lines[i - 1].split()[0]: line for i, line in enumerate(lines) if line.startswith("    options: ")
+    }
+    assert len(options) == len(lines) // 2  # one options line under every graph
+    assert options["egodyn.oracle"] == "    options: none"
+    assert (
+        "correspondences=lk" in options["egodyn.measured"] and "focal_px=None" in options["egodyn.measured"]
+    )
+    assert "max_tool_rounds=3" in options["autodridm.agent"]  # a constant imported from another module
+    assert "turn_yaw_deg=10.0" in options["tad.tcogmap"]
+
+
+def test_the_options_listed_are_the_builders_signature():
+    """Read from source (no graph library imported) they agree with the imported builder's signature."""
+    from kinegraph.graphs import graphs
+    from kinegraph.graphs.source_defaults import REQUIRED, source_options
+
+    read = {name: source_options(graphs.get(name).target) for name in graphs}  # before any import below
+    assert any(found is not None for found in read.values())
+    for name, found in read.items():
+        if found is None:
+            continue  # imported already by an earlier test: the listing reads the signature itself
+        signature = [(o.name, REQUIRED if o.required else o.default) for o in graphs.get(name).options]
+        assert [n for n, _ in found] == [n for n, _ in signature], name
+        for (option, shown), (_, default) in zip(found, signature, strict=True):
+            literal = shown == default
+            assert literal or (isinstance(shown, str) and default is not REQUIRED), (name, option, shown)

@@ -28,12 +28,31 @@ def fill_optional_values(args: list[str]) -> list[str]:
     return out
 
 
+#: The narrowest `--help` is drawn at: at 80 columns rich cut option names (`--max-error-ra…`).
+HELP_WIDTH = 120
+
+
+def widen_help() -> None:
+    """Draw `--help` at least HELP_WIDTH wide (wider on a wider terminal; TERMINAL_WIDTH, typer's own
+    setting, wins when set), so that no option name is cut."""
+    import os
+    import shutil
+
+    if os.environ.get("TERMINAL_WIDTH"):
+        return
+    from typer import rich_utils  # imports rich: only when help is drawn
+
+    rich_utils.MAX_WIDTH = max(HELP_WIDTH, shutil.get_terminal_size().columns)
+
+
 class KinegraphGroup(TyperGroup):
     """The top-level command: `fill_optional_values` on the arguments, and usage mistakes (a missing
     option, a bad value, an unknown command) end in one line and exit 2."""
 
     def main(self, args: Any = None, *rest: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         args = fill_optional_values(list(sys.argv[1:] if args is None else args))
+        if not args or "--help" in args:
+            widen_help()
         if not standalone_mode:
             return super().main(args, *rest, standalone_mode=False, **kwargs)
         try:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kinegraph.graphs.spec import GraphSpec
 
 
 def aligned(rows: Sequence[Sequence[str]]) -> str:
@@ -28,18 +32,38 @@ def benchmarks() -> str:
 
 
 def graphs() -> str:
-    """Registered graphs: name, what it needs beyond the benchmark's files, and what it does (a user's
-    own graph is `package.module:build`)."""
+    """Registered graphs: name, what it needs beyond the benchmark's files, and what it does, then on an
+    indented line its options as `name=default` (a user's own graph is `package.module:build`)."""
     from kinegraph.graphs import graphs as registry
 
-    rows = []
+    rows, options = [], []
     for name in registry:
         spec = registry.get(name)
         needs = ["model" if spec.needs_model else "no model"]
         needs += ["GPU when present"] * spec.needs_gpu + ["trajectory"] * spec.needs_trajectory
         needs += [f"column {field}" for field in spec.needs_fields]
         rows.append([name, ", ".join(needs), spec.description])
-    return aligned(rows)
+        options.append(option_defaults(spec))
+    lines = aligned(rows).splitlines()
+    return "".join(f"{line}\n    options: {opts}\n" for line, opts in zip(lines, options, strict=True))
+
+
+def option_defaults(spec: GraphSpec) -> str:
+    """`name=default, ...` as `-O` takes them (text unquoted; `name=(required)` without a default), read
+    from the builder's source so that listing imports no graph library; `none` for a graph without."""
+    import inspect
+
+    from kinegraph.graphs.source_defaults import REQUIRED, source_options
+
+    found = source_options(spec.target)
+    if found is None:  # the builder's module is imported already, or it has no source: its signature
+        empty = inspect.Parameter.empty
+        found = [(o.name, REQUIRED if o.default is empty else o.default) for o in spec.options]
+    shown = [
+        f"{name}=" + ("(required)" if value is REQUIRED else value if isinstance(value, str) else repr(value))
+        for name, value in found
+    ]
+    return ", ".join(shown) or "none"
 
 
 def models() -> str:

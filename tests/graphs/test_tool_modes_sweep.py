@@ -17,7 +17,7 @@ from tests.support.agent_models import tad_model
 EXAMPLE = Path(__file__).parents[2] / "examples" / "tool_modes_sweep.yaml"
 ARMS = ["tad.baseline", "tad.tcogmap", "tad.agent"]  # none, injected, agent-called
 PAIRS_TITLE = "Every pair of runs: Δ task_average (b − a, paired bootstrap 95% CI), Holm over pairs:"
-INTERVAL = re.compile(r"^([+-]\d+\.\d{4}) \[(-?\d+\.\d{4}), (-?\d+\.\d{4})\]( \*)?$")
+INTERVAL = re.compile(r"^([+-]\d+\.\d{3}) \[(-?\d+\.\d{3}), (-?\d+\.\d{3})\]( \*)?$")
 
 
 def pair_rows(report: str) -> dict[tuple[int, int], list[float]]:
@@ -74,7 +74,7 @@ def test_the_example_sweep_gives_three_arms_and_a_paired_interval_per_pair(kineg
         delta, low, high, p, p_holm = swept[(a, b)]  # the sweep's report: the same numbers, as printed
         assert low <= delta <= high and p <= p_holm <= 1
         expected = [pair["delta"], pair["low"], pair["high"], pair["p"], pair["p_holm"]]
-        assert [delta, low, high, p, p_holm] == pytest.approx(expected, abs=5e-5)
+        assert [delta, low, high, p, p_holm] == pytest.approx(expected, abs=5e-4)  # shown to 3 decimals
     assert scores[0] < scores[1] and scores[0] < scores[2]  # the ego motion, injected or called, helps
     tool_use = [r["tool_use"]["calls"] for r in comparison["runs"]]
     assert tool_use[:2] == [0, 0] and tool_use[2] == 2 * 14  # only the agent calls, both tools each time

@@ -45,8 +45,8 @@ def test_a_2x2_design_recovers_known_main_effects_and_interaction():
 
 
 def test_mean_sd_of_repeats():
-    assert format_mean_sd([0.5, 0.7]) == "0.6000 ± 0.1414 (n=2)"
-    assert format_mean_sd([None, 0.25]) == "0.2500 (n=1)"
+    assert format_mean_sd([0.5, 0.7]) == "0.600 ± 0.141 (n=2)"
+    assert format_mean_sd([None, 0.25]) == "0.250 (n=1)"
 
 
 def test_repeats_show_the_seed_a_run_sent():
@@ -71,7 +71,7 @@ def test_compare_all_pairs_and_repeats(tad_pair, tmp_path):
     pairs = text.split("Every pair of runs", 1)[1].split("\n\n", 2)[1]
     rows = [line for line in pairs.splitlines() if line.startswith("| 1.") or line.startswith("| 2.")]
     assert len(rows) == 3  # 1-2, 1-3, 2-3
-    assert "| 2. tad.tcogmap | 3. tad.tcogmap | +0.0000 [0.0000, 0.0000] |" in text  # identical runs
+    assert "| 2. tad.tcogmap | 3. tad.tcogmap | +0.000 [0.000, 0.000] |" in text  # identical runs
     assert "Repeats of the same arm" in text and "| tad.tcogmap | 2 | none,none |" in text
     assert "Holm-adjusted over each run's items" in text
 

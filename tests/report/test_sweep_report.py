@@ -34,7 +34,7 @@ def test_the_sweep_report_shows_every_pair_only_when_asked(tad_pair, tmp_path, p
     assert (PAIRS_TITLE in report) is has_pairs
     assert (PAIRS_TITLE in (tmp_path / "sweep" / "tad" / "report.html").read_text()) is has_pairs
     if has_pairs:
-        assert "| 1. tad.baseline | 2. tad.tcogmap | +0.4000 [" in report  # (0.8 + 0) / 2 on task_average
+        assert "| 1. tad.baseline | 2. tad.tcogmap | +0.400 [" in report  # (0.8 + 0) / 2 on task_average
 
 
 def test_a_2x2_sweep_short_of_four_runs_with_predictions_says_so(tad_pair, tmp_path):
@@ -60,3 +60,22 @@ def test_a_2x2_sweep_short_of_four_runs_with_predictions_says_so(tad_pair, tmp_p
     assert PAIRS_TITLE in report and "2x2 design on" not in report
     assert "2x2 design left out" in (tmp_path / "sweep" / "report.html").read_text()
     assert "| tad | a (non-official) | failed | 0 | boom |" in report  # the run of tad.agent, labelled
+
+
+def test_the_sweep_page_fits_1400_px_without_horizontal_overflow(tad_pair, tmp_path):
+    """Long run names, options and errors wrap inside their cells (the page overflowed before issue 29)."""
+    from tests.support.browser import browser_page, screenshot
+
+    long = {"encoding": "timeseries_with_a_very_long_setting_name", "window_frames": 64, "seed": 12345}
+    runs = [
+        Finished("base-" + "x" * 60, "tad", "tad.baseline", str(tad_pair[0]), options=long),
+        Finished("tools-" + "y" * 60, "tad", "tad.tcogmap", str(tad_pair[1]), options=long),
+        Finished("failed", "tad", "tad.tcogmap", "", status="failed", n_predictions=0, error="E" * 300),
+    ]
+    write_sweep_reports(tmp_path / "sweep", runs, n_boot=100, pairs="all")
+    for page_path in (tmp_path / "sweep" / "report.html", tmp_path / "sweep" / "tad" / "report.html"):
+        with browser_page(width=1400, height=900) as page:
+            page.goto(page_path.as_uri())
+            widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1], (page_path, widths)
+            screenshot(page, tmp_path, f"{page_path.parent.name}-1400.png")

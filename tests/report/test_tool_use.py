@@ -104,7 +104,7 @@ def test_compare_counts_the_calls_in_the_traces_and_scores_both_subsets(runs, tm
         "<h2>Tool use (non-official setting: the model calls tools): calls read from each prediction&#x27;s "
         "trace</h2>" in page
     )
-    assert "<td>egodyn.tool_calls · vllm:reader (non-official)</td>" in page
+    assert "<td class=long>egodyn.tool_calls · vllm:reader (non-official)</td>" in page  # long: it wraps
     assert "<td>egodyn.vision · vllm:reader</td>" in page
     assert [r["non_official"] for r in report["runs"]] == [False, True]
     assert f"<td>visual_odometry {n_calls}</td>" in page

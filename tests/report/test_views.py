@@ -21,14 +21,16 @@ def _row(text: str, item: str) -> str:
 
 def test_markdown_item_table(comparison):
     text = markdown(comparison)
-    assert "| item | tad.baseline | tad.tcogmap | Δ vs first (95% CI) |" in text
+    assert "| item: value (answered/asked) | tad.baseline | tad.tcogmap | Δ vs first (95% CI) |" in text
     gain = _row(text, "mc_action")
     assert re.fullmatch(
-        r"\| mc_action \| 0\.1000 \| 0\.9000 \| \+0\.8000 \[0\.\d{4}, (0|1)\.\d{4}\] \* \|", gain
+        r"\| mc_action \| 0\.100 \(30/30\) \| 0\.900 \(30/30\) \| \+0\.800 \[0\.\d{3}, (0|1)\.\d{3}\] \* \|",
+        gain,
     )
     wash = _row(text, "temp_ordering")
     assert re.fullmatch(
-        r"\| temp_ordering \| 0\.5000 \| 0\.5000 \| \+0\.0000 \[-0\.\d{4}, 0\.\d{4}\] \|", wash
+        r"\| temp_ordering \| 0\.500 \(30/30\) \| 0\.500 \(30/30\) \| \+0\.000 \[-0\.\d{3}, 0\.\d{3}\] \|",
+        wash,
     )
     assert re.search(r"\| tad.tcogmap \| \d+/60 \(\d+%\) \|", text)  # the headline table, with coverage
 
@@ -39,7 +41,7 @@ def test_terminal_item_table(comparison):
     text = console.export_text()
     assert "runs compared" in text and "per question / task" in text
     line = next(line for line in text.splitlines() if "mc_action" in line)
-    assert "0.1000" in line and "0.9000" in line and "+0.8000 [" in line and "] *" in line
+    assert "0.100" in line and "0.900" in line and "+0.800 [" in line and "] *" in line
 
 
 def test_terminal_shows_bracketed_run_names_verbatim(tad_pair, tmp_path):
@@ -102,7 +104,7 @@ def test_a_non_official_graph_run_with_a_papers_options_is_labelled_official(tad
 def test_html_has_item_table_and_forest_plot(comparison, tmp_path):
     html = write_report(comparison, tmp_path / "r.html").read_text()
     assert "<th>Δ vs first (95% CI)</th>" in html
-    assert "<td>+0.8000 [" in html and "] *</td>" in html
+    assert "<td>+0.800 [" in html and "] *</td>" in html
     assert 'alt="item deltas" src="data:image/png;base64,' in html
     assert 'alt="breakdown"' in html and 'alt="deltas"' in html
 
@@ -111,7 +113,7 @@ def test_single_run_has_no_item_deltas(tad_pair, tmp_path):
     single = compare([tad_pair[0]], n_boot=100)
     assert single.item_deltas == [{}]
     text = markdown(single)
-    assert "| mc_action | 0.1000 |" in text and "Δ vs first" not in _row(text, "mc_action")
+    assert "| mc_action | 0.100 (30/30) |" in text and "Δ vs first" not in _row(text, "mc_action")
     html = write_report(single, tmp_path / "one.html").read_text()
     assert 'alt="item deltas"' not in html
 
@@ -131,3 +133,33 @@ def test_reports_say_whose_scorer_made_the_scores(suite, official, unit, tmp_pat
         assert ("Scores: kinegraph's own scorer (non-official)." in text) is not official, name
         assert "official metric" in text if official else "official metric" not in text
         assert f"paired unit: {unit}" in text
+
+
+def test_every_item_score_has_its_coverage_beside_it(tad_pair, tmp_path):
+    """A run that left questions unanswered says so beside each item's score, in every view."""
+    import json
+
+    lines = (tad_pair[1] / "predictions.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        if record["question_id"] == "mc_action" and record["group"] < "scene-10":
+            record.update(answer=None, status="parse_failure")
+    (tad_pair[1] / "predictions.jsonl").write_text("\n".join(map(json.dumps, records)) + "\n")
+    comparison = compare(list(tad_pair), n_boot=100)
+    assert _row(markdown(comparison), "mc_action").startswith("| mc_action | 0.100 (30/30) | 0.")
+    assert "(20/30) |" in _row(markdown(comparison), "mc_action")
+    assert "(30/30) |" in _row(markdown(comparison), "temp_ordering")
+    console = Console(record=True, width=250)
+    print_table(comparison, console)
+    assert "(20/30)" in next(line for line in console.export_text().splitlines() if "mc_action" in line)
+    assert re.search(
+        r"<td>0\.\d{3} \(20/30\)</td>", write_report(comparison, tmp_path / "r.html").read_text()
+    )
+
+
+def test_views_round_to_three_decimals_and_files_keep_full_precision(comparison, tmp_path):
+    text = markdown(comparison)
+    assert not re.search(r"\d\.\d{4}", _row(text, "mc_action"))
+    assert re.search(r"\| tad.tcogmap \| \d+/60 \(\d+%\) \| \d\.\d{3} \|", text)
+    summary = write_report(comparison, tmp_path / "r.json").read_text()
+    assert re.search(r"\d\.\d{5,}", summary)  # report.json is not rounded for display

@@ -80,11 +80,13 @@ def test_a_table_runs_and_reports_published_beside_measured(key: str, worlds, tm
         column, value = next((c, v) for c, v in zip(table.columns, arm.values, strict=True) if v is not None)
         row = next(line for line in report.splitlines() if line.startswith(f"| {arm.label} | {column} |"))
         published, measured, delta = row.split(" | ")[3:6]
-        assert published == f"{value / 100:.4f}"
-        assert re.fullmatch(r"\d\.\d{4}|—", measured), row  # — : undefined on this small world
+        assert abs(float(published) - value / 100) < 6e-4, row  # shown to 3 decimals
+        assert re.fullmatch(r"\d\.\d{3}|—", measured), row  # — : undefined on this small world
         if measured != "—":
             measured_any = True
-            assert abs(float(measured) - float(published) - float(delta)) < 1e-3
+            assert (
+                abs(float(measured) - float(published) - float(delta)) < 2e-3
+            )  # three numbers each rounded to 3 decimals: off by up to 1.5e-3
     assert measured_any, report  # Table 9's non-ego column too: the TAD world has other road users
     # every printed number the suite computes is measured (no "—"), but where UNDEFINED_HERE says why not
     blank = []

@@ -56,8 +56,8 @@ def test_table2_runs_on_the_2d_subset_and_measures_its_mra(quantiphy_world: Path
     assert result.exit_code == 0, result.output
     report = (out / "reproduce.md").read_text()
     published, measured, errors, coverage = measured_cell(report, "ChatGPT-5.1 · video + prior")
-    assert (published, errors, coverage) == ("0.5610", "0.0000", "1.0000")
-    assert measured == f"{expected:.4f}"
+    assert (published, errors, coverage) == ("0.561", "0.000", "1.000")
+    assert measured == f"{expected:.3f}"
     assert "subset: dimension=2D (the paper's)" in report
 
 
@@ -88,7 +88,7 @@ def test_the_counterfactual_folder_the_data_command_writes_is_the_data(quantiphy
     assert result.exit_code == 0, result.output
     report = (out / "reproduce.md").read_text()
     published, measured, errors, coverage = measured_cell(report, "Fuyu-8B · counterfactual prior")
-    assert (published, errors, coverage) == ("0.0900", "0.0000", "1.0000")
+    assert (published, errors, coverage) == ("0.090", "0.000", "1.000")
     assert measured != "—"
     assert len(written) > 0
 
@@ -153,7 +153,7 @@ def test_printed_columns_the_suite_computes_are_compared(tmp_path: Path):
     }
     for column, value in expected.items():
         cells = measured_cell(report, f"Qwen3-VL-8B · 10 frames (3.3 FPS) | {column}")
-        assert cells[1] == f"{value:.4f}", (column, cells)
+        assert cells[1] == f"{value:.3f}", (column, cells)
     assert "no metric in the suite" not in report
 
 

@@ -37,6 +37,6 @@ def test_the_example_sweep_runs_and_reports_every_setting(tmp_path: Path):
         cells = rows[arm].split(" | ")
         assert cells[0].lstrip("| ") == arm
         assert 0.0 < float(cells[2]) <= 1.0, rows[arm]  # mra_average: every category present, measured
-    assert rows[ARMS[0]].split(" | ")[2] == "1.0000"  # exact tracks: the ceiling, whichever differencing
+    assert rows[ARMS[0]].split(" | ")[2] == "1.000"  # exact tracks: the ceiling, whichever differencing
     runs = [line for line in report.split("## Runs", 1)[1].splitlines() if line.startswith("| quantiphy |")]
     assert len(runs) == len(ARMS) and all("| completed |" in line for line in runs)

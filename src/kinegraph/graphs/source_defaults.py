@@ -28,6 +28,40 @@ def literal_defaults(target: str) -> dict[str, Any] | None:
     return None
 
 
+#: What `source_options` gives an option without a default.
+REQUIRED = object()
+
+
+def source_options(target: str) -> list[tuple[str, Any]] | None:
+    """`package.module:function`'s named parameters in order with their defaults read from its source
+    (`REQUIRED` without one; the source text, e.g. `tcogmap.TURN_YAW`, for one that is no literal), or None
+    as `literal_defaults` gives it (then read the builder's signature instead)."""
+    module_name, _, function = target.partition(":")
+    if not function or "." in function or module_name in sys.modules:
+        return None
+    tree = _tree(module_name)
+    for node in tree.body if tree else ():
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            nodes = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+            params = [
+                *zip(positional, nodes, strict=True),
+                *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+            ]
+            return [(arg.arg, _shown(default, module_name, tree)) for arg, default in params]
+    return None
+
+
+def _shown(node: ast.expr | None, module_name: str, tree: ast.Module) -> Any:
+    if node is None:
+        return REQUIRED
+    try:
+        return _value(node, module_name, tree)
+    except (ValueError, LookupError):
+        return ast.unparse(node)
+
+
 def _tree(module_name: str) -> ast.Module | None:
     """The parsed source of `module_name`, found without importing it (None without a .py file)."""
     top, *parts = module_name.split(".")
@@ -59,9 +93,15 @@ def _defaults(args: ast.arguments, module_name: str, tree: ast.Module) -> dict[s
 
 
 def _value(node: ast.expr, module_name: str, tree: ast.Module) -> Any:
-    """A literal, a module-level constant of this module, or `alias.CONSTANT` of a module it imports."""
+    """A literal, a module-level constant of this module or imported from another, or `alias.CONSTANT`."""
     if isinstance(node, ast.Name):
-        return _constant(tree, node.id)
+        try:
+            return _constant(tree, node.id)
+        except LookupError:  # `from pkg.mod import NAME`: the constant where it is defined
+            other = _tree(_imported_as(tree, node.id, module_name).rpartition(".")[0])
+            if other is None:
+                raise
+            return _constant(other, node.id)
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         other = _tree(_imported_as(tree, node.value.id, module_name))
         if other is None:

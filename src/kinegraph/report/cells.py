@@ -6,19 +6,23 @@ import math
 
 from kinegraph.report.bootstrap import Delta
 
+#: Decimals every view (terminal, markdown, HTML) shows; metrics.json and report.json keep full precision.
+DIGITS = 3
 
-def fmt(value: float | None, digits: int = 4) -> str:
+
+def fmt(value: float | None, digits: int = DIGITS) -> str:
+    """`value` rounded for display; "—" when missing or undefined."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     return f"{value:.{digits}f}"
 
 
 def format_delta(d: Delta | None) -> str:
-    """`+0.1234 [0.0500, 0.2000] *` (`*`: the interval excludes 0); "—" when undefined."""
+    """`+0.123 [0.050, 0.200] *` (`*`: the interval excludes 0); "—" when undefined."""
     if d is None or math.isnan(d.delta):
         return "—"
     mark = " *" if d.significant else ""
-    return f"{d.delta:+.4f} [{fmt(d.low)}, {fmt(d.high)}]{mark}"
+    return f"{d.delta:+.{DIGITS}f} [{fmt(d.low)}, {fmt(d.high)}]{mark}"
 
 
 def markdown_table(header: list[str], body: list[list[str]]) -> list[str]:

@@ -11,16 +11,23 @@ from kinegraph.atomic import write_atomic
 from kinegraph.jsonfiles import without_float_noise
 from kinegraph.report.ablation import sections
 from kinegraph.report.compare import Comparison
+from kinegraph.report.confusion import confusion_tables
 from kinegraph.report.tables import item_rows, role_rows, rows, warning_lines
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:1200px;color:#222}
-table{border-collapse:collapse;font-size:.85rem;margin:1rem 0}
+table{border-collapse:collapse;font-size:.85rem;margin:1rem 0;max-width:100%}
 th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:right}
+td.long{overflow-wrap:anywhere;text-align:left;min-width:12rem}
 th:first-child,td:first-child{text-align:left}
 th{background:#f3f1ff}
 img{max-width:100%;margin:.5rem 0;border:1px solid #eee}
 .note{color:#666;font-size:.85rem}
+.confusions{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
+table.confusion{margin:0}
+table.confusion caption{font-weight:600;padding:.2rem}
+table.confusion td{text-align:center;min-width:2rem}
+table.confusion th.axis{background:#fff;font-style:italic;text-align:center}
 """
 
 
@@ -30,10 +37,22 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
+#: A cell longer than this wraps anywhere (paths, run names with options, errors); shorter ones stay whole.
+LONG_CELL = 32
+
+
+def _td(text: str) -> str:
+    return (
+        f"<td class=long>{html.escape(text)}</td>"
+        if len(text) > LONG_CELL
+        else f"<td>{html.escape(text)}</td>"
+    )
+
+
 def html_table(header: list[str], body: list[list[str]]) -> str:
-    """A plain HTML table of escaped text cells."""
+    """A plain HTML table of escaped text cells; long cells wrap so the table fits the page."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    rows_html = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in body)
+    rows_html = "".join("<tr>" + "".join(map(_td, row)) + "</tr>" for row in body)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows_html}</tbody></table>"
 
 
@@ -72,7 +91,7 @@ def render(comparison: Comparison) -> str:
         if confusions:
             parts += [
                 f"<h2>Confusion matrices · {html.escape(run.label)}</h2>",
-                _img(plots.confusion_grid(confusions, run.label), f"confusions {run.label}"),
+                confusion_tables(confusions),
             ]
     parts.append(
         "<h2>Runs</h2>"

@@ -89,26 +89,3 @@ def item_forest(comparison: Comparison) -> bytes | None:
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)
-
-
-def confusion_grid(confusions: dict[str, dict], title: str) -> bytes | None:
-    """One small heat map per question: rows = oracle label, columns = predicted label."""
-    if not confusions:
-        return None
-    names = sorted(confusions)
-    cols = min(4, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
-    for ax in axes.flat[len(names) :]:
-        ax.axis("off")
-    for ax, name in zip(axes.flat, names, strict=False):
-        labels, matrix = confusions[name]["labels"], np.array(confusions[name]["matrix"], float)
-        ax.imshow(matrix, cmap="Blues")
-        for (i, j), v in np.ndenumerate(matrix):
-            ax.text(j, i, f"{int(v)}", ha="center", va="center", fontsize=7)
-        ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=6)
-        ax.set_yticks(range(len(labels)), labels, fontsize=6)
-        ax.set_title(name, fontsize=7)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return _png(fig)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kinegraph.atomic import write_atomic
-from kinegraph.report.cells import fmt, markdown_table
+from kinegraph.report.cells import DIGITS, fmt, markdown_table
 from kinegraph.report.html import STYLE, html_table
 from kinegraph.report.repeats import format_mean_sd, mean_sd
 
@@ -68,7 +68,7 @@ def measured_rows(table: PublishedTable) -> tuple[list[str], list[list[str]]]:
                 continue
             values = arm.measured.get(key, [])
             mean, _, n = mean_sd(values)
-            delta = f"{mean - arm.published[key]:+.4f}" if n else "—"
+            delta = f"{mean - arm.published[key]:+.{DIGITS}f}" if n else "—"
             measured = format_mean_sd(values) if len(values) > 1 else fmt(mean if n else None)
             errors, coverage = _rate(arm.error_rate), _rate(arm.coverage)
             body.append(

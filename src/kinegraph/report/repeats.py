@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from kinegraph.report.cells import DIGITS
 from kinegraph.report.runs import RunData
 
 
@@ -31,8 +32,8 @@ def format_mean_sd(values: Sequence[float | None]) -> str:
     mean, sd, n = mean_sd(values)
     if n == 0:
         return "—"
-    spread = "" if math.isnan(sd) else f" ± {sd:.4f}"
-    return f"{mean:.4f}{spread} (n={n})"
+    spread = "" if math.isnan(sd) else f" ± {sd:.{DIGITS}f}"
+    return f"{mean:.{DIGITS}f}{spread} (n={n})"
 
 
 def run_seed(run: RunData) -> str:

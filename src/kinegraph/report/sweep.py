@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from kinegraph.atomic import write_atomic
 from kinegraph.report.compare import Pairs, compare
-from kinegraph.report.html import html_table, write_report
+from kinegraph.report.html import STYLE, html_table, write_report
 from kinegraph.report.runs import labelled
 from kinegraph.report.tables import markdown, rows
 
@@ -67,10 +67,7 @@ def write_sweep_reports(
     write_atomic(
         out_dir / REPORT_HTML,
         "<!doctype html><html><head><meta charset=utf-8><title>kinegraph sweep</title>"
-        "<style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}"
-        "th,td{border:1px solid #ccc;padding:.3rem .5rem}</style></head><body>"
-        + "\n".join(page)
-        + "</body></html>",
+        f"<style>{STYLE}</style></head><body>" + "\n".join(page) + "</body></html>",
     )
     reports["all"] = str(out_dir / REPORT_HTML)
     return reports

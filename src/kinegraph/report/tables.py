@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,20 +11,12 @@ from rich.table import Table
 from kinegraph.report.ablation import sections
 from kinegraph.report.cells import fmt, format_delta, markdown_table
 from kinegraph.report.compare import Comparison
-from kinegraph.types import Prediction, Status
+from kinegraph.report.coverage import coverage, item_coverage
 
 
 def delta_text(comparison: Comparison, i: int) -> str:
     d = comparison.deltas[i]
     return "baseline" if d is None else format_delta(d)
-
-
-def coverage(predictions: Sequence[Prediction]) -> str:
-    """`answered/asked (share)`: how many samples got a scored answer, beside every score (a graph that
-    skips questions it cannot measure is scored on fewer than it was asked)."""
-    asked = len(predictions)
-    done = sum(p.status == Status.ok and p.answer is not None for p in predictions)
-    return f"{done}/{asked} ({done / asked:.0%})" if asked else "0/0"
 
 
 def rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -77,21 +68,21 @@ def role_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
 
 
 def item_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    """Breakdown table: each item's official value per run, and for later runs its delta with 95% CI."""
-    header = ["item"]
+    """Breakdown table: each item's official value per run with its coverage (answered/asked), and for
+    later runs its delta with 95% CI."""
+    header = ["item: value (answered/asked)"]
     for i, run in enumerate(comparison.runs):
         header += [run.label] if i == 0 else [run.label, "Δ vs first (95% CI)"]
+    items = comparison.item_names
+    covered = [item_coverage(run.predictions, items) for run in comparison.runs]
     body = []
-    for name in comparison.item_names:
+    for name in items:
         row = [name]
-        for i, (breakdown, deltas) in enumerate(
-            zip(comparison.breakdowns, comparison.item_deltas, strict=True)
+        for i, (breakdown, deltas, cover) in enumerate(
+            zip(comparison.breakdowns, comparison.item_deltas, covered, strict=True)
         ):
-            row += (
-                [fmt(breakdown.get(name))]
-                if i == 0
-                else [fmt(breakdown.get(name)), format_delta(deltas.get(name))]
-            )
+            row += [f"{fmt(breakdown.get(name))} ({cover[name]})"]
+            row += [] if i == 0 else [format_delta(deltas.get(name))]
         body.append(row)
     return header, body
 
