@@ -215,7 +215,8 @@ def test_egodyn_tools_has_no_mode_the_calls_are_their_own_graph():
     with pytest.raises(ValueError) as excinfo:
         graph_spec("egodyn.tools").build({"mode": "calls"})
     assert str(excinfo.value) == (
-        "graph egodyn.tools has no option 'mode' (options: probes, num_frames, encoding, grouped, max_side)"
+        "graph egodyn.tools has no option 'mode' (options: probes, num_frames, encoding, grouped, max_side, "
+        "vo_thresholds, flow_thresholds)"
     )
     calls = graph_spec("egodyn.tool_calls").build({"max_tool_rounds": 2}).get_graph().nodes
     text = graph_spec("egodyn.tools").build({}).get_graph().nodes

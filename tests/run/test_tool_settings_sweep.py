@@ -12,9 +12,9 @@ from kinegraph.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tool_settings_sweep.yaml"
 ARMS = [
-    "quantiphy.oracle_tracks (non-official)",
-    "quantiphy.oracle_tracks[differencing=centred] (non-official)",
-    "quantiphy.oracle_tracks[differencing=speed_diff] (non-official)",
+    "quantiphy.oracle_tracks (non-official) (ceiling)",  # exact tracks: the report labels the ceiling
+    "quantiphy.oracle_tracks[differencing=centred] (non-official) (ceiling)",
+    "quantiphy.oracle_tracks[differencing=speed_diff] (non-official) (ceiling)",
     "quantiphy.tracker (non-official)",
     "quantiphy.tracker[differencing=quadratic_fit,fit_window=15] (non-official)",
 ]
