@@ -25,6 +25,8 @@ def _backend(provider: str, tmp_path, tiny_vlm_dir):
             )
     elif provider == "transformers":
         yield get_backend(f"transformers:{tiny_vlm_dir}", **opts), None
+    elif provider == "reader":  # reads the prompt's text: any text answer, whatever the question
+        yield get_backend("reader:text", **opts), None
     elif provider == "replay":
         path = tmp_path / "m_answers.jsonl"
         path.write_text(json.dumps({"qa_id": "s1", "model_answer": "straight"}) + "\n")

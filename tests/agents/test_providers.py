@@ -21,6 +21,7 @@ def test_registry_lists_every_provider():
         "anthropic",
         "google",
         "openai",
+        "reader",
         "replay",
         "scripted",
         "transformers",

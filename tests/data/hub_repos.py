@@ -16,7 +16,7 @@ from tests.support.hf_hub import HubRepo
 SUITES = ("egodyn", "quantiphy", "tad", "stsbench", "dsi", "autodridm")
 N = {"egodyn": 2, "quantiphy": 4, "tad": 2, "stsbench": 4, "dsi": 4, "autodridm": 4}
 # what each generator writes that the Hub repo does not hold: it stays on the user's side
-_LOCAL_ONLY = ("nuscenes/", "samples/", "images/", "synthetic_truth", "quantiphy_truth")
+_LOCAL_ONLY = ("nuscenes/", "samples/", "images/", "synthetic_truth", "quantiphy_truth", "detections.json")
 
 
 def generated(suite: str, scratch: Path) -> Path:
