@@ -18,6 +18,7 @@ import math
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,30 @@ def evaluate(data: Path, out: Path) -> tuple[dict, float]:
     return json.loads((out / "metrics.json").read_text()), time.perf_counter() - t0
 
 
+def cpu_ms_per_clip(conditions: list[str], n_clips: int, seed: int) -> dict[str, float]:
+    """CPU ms (process time, so a busy machine inflates it less than wall time) of `estimate_trajectory`
+    per 1280x720 clip of 31 frames under each condition, its camera given."""
+    from kinegraph.media import read_video
+    from kinegraph.tools.camera_model import camera_from_row
+    from kinegraph.tools.ego_trajectory import estimate_trajectory
+
+    out = {}
+    for name in conditions:
+        fixed = replace(CONDITIONS[name], resolution=(1280, 720), camera_given=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            records = write_carla_clips(Path(tmp), n_clips, seed, conditions=fixed)
+            total = 0.0
+            for record in records:
+                frames, _ = read_video(Path(tmp) / "carla_videos_simulation" / f"{record['clip_id']}.mp4")
+                t0 = time.process_time()
+                estimate_trajectory(
+                    frames, np.arange(len(frames)) / fixed.fps, camera_from_row(record["camera"])
+                )
+                total += time.process_time() - t0
+        out[name] = 1e3 * total / len(records)
+    return out
+
+
 def plot(rows: list[dict], path: Path) -> None:
     """Horizontal bars of balanced accuracy per condition, the targets drawn in."""
     import matplotlib
@@ -107,6 +132,10 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="keep the rendered clips here and reuse them")
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--timing", default="", help="comma-separated conditions to time at 1280x720 (CPU ms per clip)"
+    )
+    parser.add_argument("--timing-clips", type=int, default=6)
     args = parser.parse_args()
     names = [c.strip() for c in args.conditions.split(";" if ";" in args.conditions else ",") if c.strip()]
     unknown = [c for c in names if c not in CONDITIONS]
@@ -148,6 +177,11 @@ def main() -> None:
                 f"| {ratio:.2f} | {row['ms_per_clip']:.0f} |",
                 flush=True,
             )
+    if args.timing:
+        timed = [c.strip() for c in args.timing.split(";" if ";" in args.timing else ",") if c.strip()]
+        print("\n| condition (1280x720, 31 frames, camera given) | CPU ms per clip |\n|---|---|")
+        for name, ms in cpu_ms_per_clip(timed, args.timing_clips, args.seed + 1).items():
+            print(f"| {name} | {ms:.0f} |", flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     if args.plot:
