@@ -271,7 +271,8 @@ def direct_motions(
     `far_field_turns`); one dynamic-programming pass picks the clip's speed profile through them (a car
     cannot jump between speeds), and Gauss-Newton refines each pair from it.
     """
-    small, small_cam = _small(raw, cam)
+    # rolling-shutter bands move between frames and survive the median: take them out row by row first
+    small, small_cam = _small(photometric_normalised(raw) if row_flicker(raw) else raw, cam)
     prepared = np.stack([prepare(g) for g in small])
     moving = prepared - np.median(prepared, axis=0)
     mask = road_mask(small[0].shape, small_cam, pitch) > 0
