@@ -29,6 +29,7 @@ def _predictions(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines() if line]
 
 
+@pytest.mark.slow
 def test_uneven_frame_times_from_the_row_are_the_times_measured_at(tmp_path: Path) -> None:
     """Each inner frame captured up to 30 % of a gap early or late; the clip's row lists the times. The
     trajectory is measured at those times (before: at index / fps, every speed off by the jitter)."""
@@ -53,6 +54,7 @@ def test_uneven_frame_times_from_the_row_are_the_times_measured_at(tmp_path: Pat
         assert np.max(np.abs(np.asarray(trajectory["x_m"]) - true_x)) < 0.25
 
 
+@pytest.mark.slow
 def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
