@@ -1,5 +1,5 @@
 """Writes that are not atomic: a kill while `--out` is written leaves the previous file; a full disk or
-`--out` naming a directory is one line and exit 2 (issue 27, "Writes that are not atomic").
+`--out` naming a directory is one line and exit 2 (class "Writes that are not atomic").
 
 The full disk is the kernel's own: under a file-size limit (RLIMIT_FSIZE; Python ignores SIGXFSZ) a write
 past it fails with EFBIG exactly mid-write, as ENOSPC would."""

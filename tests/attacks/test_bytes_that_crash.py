@@ -1,5 +1,5 @@
 """Bytes that crash: a lone UTF-16 surrogate in a model answer or an MCP argument, a path of `.`, a
-one-frame video (issue 27, "Bytes that crash")."""
+one-frame video (class "Bytes that crash")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Requests that cost without bound: one model response asking for tool calls by the dozen runs at most
-`MAX_CALLS_PER_ROUND` of them (issue 27, "Request options without bounds")."""
+`MAX_CALLS_PER_ROUND` of them (class "Request options without bounds")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Limits measured after decoding: a gzip-encoded model answer is capped at its inflated size, on every
-client path (the SDKs' httpx transport and the aiohttp one) (issue 27, "Limits measured on the wrong
+client path (the SDKs' httpx transport and the aiohttp one) (class "Limits measured on the wrong
 thing")."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Bytes that crash, from files: a 100k-deep YAML, a billion-laughs sweep file, a tiny grid naming a
-million runs, `data check` on a FIFO and on /dev/zero, and a layout with two problems (issue 27). Each
+million runs, `data check` on a FIFO and on /dev/zero, and a layout with two problems. Each
 command runs in a subprocess with a memory limit and a timeout, so a tree that fails them fails boundedly."""
 
 from __future__ import annotations

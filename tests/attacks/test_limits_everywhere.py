@@ -1,6 +1,6 @@
 """Every limit everywhere: serve's `--max-frames` holds for every graph family, and the MCP and Studio doors
 check media by the same code as serve (one refusal for one forged video), with MCP's memory, concurrency
-and body bounds (issue 27)."""
+and body bounds."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Locks that freeze: a response cache another process holds write-locked is waited on with a bound in a
 worker thread, then skipped with one warning; the event loop keeps serving and no answer is lost
-(issue 27, "Locks that freeze")."""
+(class "Locks that freeze")."""
 
 from __future__ import annotations
 

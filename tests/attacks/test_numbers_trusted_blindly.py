@@ -1,5 +1,5 @@
 """Numbers trusted blindly: negative usage tokens, calculator boxes of 1e300 px, and predictions adopted
-after run.json is gone (issue 27, "Numbers trusted blindly")."""
+after run.json is gone (class "Numbers trusted blindly")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Request options without bounds or confinement: every integer option has an upper bound, numbers are
-finite and plausible, and an option naming a file stays under the data root (issue 27)."""
+finite and plausible, and an option naming a file stays under the data root."""
 
 from __future__ import annotations
 

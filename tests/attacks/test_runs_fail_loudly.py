@@ -1,5 +1,5 @@
 """Runs that fail and say they succeeded: a run that answered nothing or whose failed share passes
-`--max-error-rate` ends with one loud line and exit 1, and run.json says why (issue 27)."""
+`--max-error-rate` ends with one loud line and exit 1, and run.json says why."""
 
 from __future__ import annotations
 

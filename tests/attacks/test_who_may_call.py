@@ -1,5 +1,5 @@
 """Who may call: a key-less server answers loopback pages only, and trusts no forwarded address it was
-not told to (issue 27, "Who may call")."""
+not told to (class "Who may call")."""
 
 from __future__ import annotations
 

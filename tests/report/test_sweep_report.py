@@ -63,7 +63,7 @@ def test_a_2x2_sweep_short_of_four_runs_with_predictions_says_so(tad_pair, tmp_p
 
 
 def test_the_sweep_page_fits_1400_px_without_horizontal_overflow(tad_pair, tmp_path):
-    """Long run names, options and errors wrap inside their cells (the page overflowed before issue 29)."""
+    """Long run names, options and errors wrap inside their cells (the page once overflowed at 1,400 px)."""
     from tests.support.browser import browser_page, screenshot
 
     long = {"encoding": "timeseries_with_a_very_long_setting_name", "window_frames": 64, "seed": 12345}

@@ -1,5 +1,5 @@
-"""`/docs` without a network: Swagger UI's files ship in the package (`serve/static/swagger-ui/`,
-swagger-ui-dist 5.35.0, Apache-2.0, see its LICENSE and VERSION there) and the page loads only them."""
+"""`/docs` without a network: the page loads only Swagger UI 5's files as the `swagger-ui-py` package
+installs them (Apache-2.0), served by this app."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ ASSETS = "/docs/assets"
 
 
 def add_offline_docs(app: FastAPI) -> None:
-    """Serve Swagger UI at `/docs` from the package's own copy (the app is built with docs_url=None)."""
-    folder = files("kinegraph.serve") / "static" / "swagger-ui"
+    """Serve Swagger UI at `/docs` from the installed files (the app is built with docs_url=None)."""
+    folder = files("swagger_ui") / "static"
     app.mount(ASSETS, StaticFiles(directory=str(folder)), name="docs-assets")
     openapi_url = app.openapi_url or "/openapi.json"
 
