@@ -38,10 +38,12 @@ from kinegraph.tools.road_alignment import (
     MIN_STRUCTURE,
     DirectFit,
     align_pair,
+    bonnet_top_row,
     cost_contrast,
     far_field_turns,
     prepare,
     smooth_speed_path,
+    static_structure,
     step_costs,
 )
 
@@ -276,6 +278,9 @@ def direct_motions(
     prepared = np.stack([prepare(g) for g in small])
     moving = prepared - np.median(prepared, axis=0)
     mask = road_mask(small[0].shape, small_cam, pitch) > 0
+    bonnet = bonnet_top_row(np.stack(small), static_structure(list(prepared)))
+    if bonnet is not None:
+        mask[bonnet:] = False
     fits: list[DirectFit | None] = [None] * (len(raw) - 1)
     if not mask.any() or float(np.mean(prepared[:, mask] ** 2)) < MIN_STRUCTURE:
         return fits  # no road in view, or a road without any structure (blank frames)

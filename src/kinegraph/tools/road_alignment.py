@@ -35,6 +35,10 @@ HUBER = 1.0  # in normalised grey units
 MAX_ITERATIONS = 12
 FAR_FIELD_HALF_WIDTH = 0.35  # of the frame's width, each side of the principal column
 MIN_OVERLAP = 0.4  # share of a pair's road pixels a step must keep in view to be scored
+BONNET_EDGE_STATIC = 0.5  # share of the central width static in a bonnet's edge rows
+BONNET_EDGE_COHERENCE = 0.9  # |mean| / mean |.| of the median image's vertical step along an edge row
+BONNET_MAX_SHARE = 0.35  # how much of the frame's height a bonnet may cover
+BONNET_MARGIN_ROWS = 5  # rows above the edge's first that go too (the blurred edge, the nearest road)
 MIN_STRUCTURE = 1e-3  # mean squared prepared value below which a road region carries no signal
 
 
@@ -76,6 +80,26 @@ def static_structure(prepared: list[np.ndarray], threshold: float = 0.45) -> np.
     median = np.median(stack, axis=0)
     energy = np.mean(stack * stack, axis=0)
     return (median * median) > threshold * np.maximum(energy, 0.05)
+
+
+def bonnet_top_row(grays: np.ndarray, static: np.ndarray) -> int | None:
+    """The first image row of a bonnet (or dashboard) over the bottom of frames `grays` (T, H, W), or None.
+
+    Its edge is a static band (`static`, bool (H, W), from `static_structure`) low in the frame that is
+    one horizontal edge across the central width: the clip's median image steps the same way (dark below,
+    or bright below) in every column. Lane lines are static on a straight road too, but slant, and a slow
+    car's road is static without such a step. Under the edge the bonnet carries no motion, only noise
+    and compression blocks that blur every cost curve, so the whole region goes.
+    """
+    height, width = static.shape
+    centre = slice(int(0.2 * width), int(0.8 * width))
+    median = cv2.GaussianBlur(np.median(grays, axis=0).astype(np.float32), (0, 0), 1.0)
+    step = cv2.Sobel(median, cv2.CV_32F, 0, 1, ksize=3)[:, centre]
+    coherence = np.abs(step.mean(axis=1)) / np.maximum(np.abs(step).mean(axis=1), 1e-6)
+    edge = (coherence >= BONNET_EDGE_COHERENCE) & (static[:, centre].mean(axis=1) >= BONNET_EDGE_STATIC)
+    low = int((1.0 - BONNET_MAX_SHARE) * height)
+    rows = np.nonzero(edge[low:] & edge[low - 1 : -1])[0]  # two rows at least: an edge, not a speck
+    return None if len(rows) == 0 else low + int(rows[0]) - BONNET_MARGIN_ROWS
 
 
 def homography(
