@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -23,6 +24,7 @@ from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.camera_model import CameraModel, carla_default
 from kinegraph.tools.ego_trajectory import estimate_trajectory
+from kinegraph.tools.road_alignment import bonnet_top_row, prepare, static_structure
 
 CAMERA = PinholeCamera.nuscenes_front(480, 270)
 
@@ -138,3 +140,24 @@ def test_an_unknown_camera_is_never_silently_assumed() -> None:
     straight = estimate_trajectory(frames, TIMES, guess).camera.describe()
     assert straight["values"]["focal"] == "assumed"  # driving straight shows no lens: said, not hidden
     assert straight["fx_px"] == pytest.approx(guess.fx_px)
+
+
+@pytest.mark.parametrize("bonnet_share", [0.0, 0.12])
+def test_a_bonnet_is_found_and_nothing_else_is(bonnet_share: float) -> None:
+    """A bonnet over the bottom of a dark, noisy, compressed clip: the direct alignment leaves it out, its
+    edge found where it was drawn (its top, mid-frame, `bonnet_share` of the height above the bottom);
+    the same road without one keeps every row (lane lines are static on a straight road too)."""
+    dusk = rig(exposure=0.3, contrast=0.6, noise_std=6.0, jpeg_quality=10, bonnet_rows=bonnet_share)
+    frames, _, _ = render("cruise", 4, TIMES, dusk)
+    small = np.stack(
+        [
+            cv2.resize(cv2.cvtColor(f, cv2.COLOR_RGB2GRAY), (200, 112), interpolation=cv2.INTER_AREA)
+            for f in frames
+        ]
+    )
+    found = bonnet_top_row(small, static_structure([prepare(g) for g in small]))
+    if bonnet_share == 0.0:
+        assert found is None
+    else:
+        drawn_top = 112 * (1.0 - bonnet_share)
+        assert found is not None and drawn_top - 8 <= found <= drawn_top
