@@ -662,7 +662,7 @@ def quantiphy_counterfactual(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")],
 ) -> None:
     """The paper's counterfactual priors: one row per question per alpha (0.001 ... 700), truth alpha*y."""
-    from kinegraph.benchmarks.quantiphy_counterfactual import write_counterfactual_set
+    from kinegraph.benchmarks.quantiphy.counterfactual import write_counterfactual_set
 
     typer.echo(f"wrote {write_counterfactual_set(source, out)}")
 

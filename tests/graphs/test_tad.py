@@ -14,7 +14,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.synthetic.maneuvers import expected_tcogmap
-from kinegraph.benchmarks.synthetic.tad_world import TAD_ACTION, TAD_ACTIONS
+from kinegraph.benchmarks.tad.world import TAD_ACTION, TAD_ACTIONS
 from kinegraph.report import compare
 from kinegraph.tools.tcogmap import PHRASES
 from tests.support.suite_readers import ACTION_OF_PHRASE, tad_reader
@@ -36,7 +36,7 @@ def _predictions(run_dir):
 
 
 def test_world_layout(tad_world):
-    from kinegraph.benchmarks.tad import load
+    from kinegraph.benchmarks.tad.loader import load
 
     samples = load(tad_world[0], nuscenes_root=tad_world[1])
     counts = Counter(s.question_id for s in samples)

@@ -8,7 +8,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.protocol import GenerateResponse
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.run.ray_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
 from kinegraph.run.setup import load_samples
 from kinegraph.types import RoleModel, RunConfig

@@ -100,7 +100,7 @@ def test_probe_shares_one_vo_pass_and_reports_the_summary():
 @pytest.fixture(scope="module")
 def rendered_clips(tmp_path_factory):
     """(source, frames, 31-sample arrays, oracle turn label) of a small rendered EgoDyn world."""
-    from kinegraph.benchmarks.egodyn import load, load_arrays
+    from kinegraph.benchmarks.egodyn.loader import load, load_arrays
     from kinegraph.media import load_frames
     from kinegraph.suites import suites
 

@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.benchmarks.autodridm import user_prompt
+from kinegraph.benchmarks.autodridm.loader import user_prompt
 from kinegraph.graphs.agent import ask_agent, check_rounds, failed, group_tools, keep_clip
 from kinegraph.graphs.autodridm import question_request, read_answer
 from kinegraph.graphs.nodes import prediction

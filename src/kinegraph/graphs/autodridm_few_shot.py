@@ -25,7 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import ImagePart, Message, TextPart
-from kinegraph.benchmarks.autodridm import load_task, user_prompt
+from kinegraph.benchmarks.autodridm.loader import load_task, user_prompt
 from kinegraph.errors import DataError
 from kinegraph.evaluators.autodridm import parse_letters
 from kinegraph.graphs.autodridm import question_request

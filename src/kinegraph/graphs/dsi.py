@@ -31,7 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart
-from kinegraph.benchmarks.dsi import RAWQA_PROMPT, VIDEO_SAMPLING_FPS, build_prompt
+from kinegraph.benchmarks.dsi.loader import RAWQA_PROMPT, VIDEO_SAMPLING_FPS, build_prompt
 from kinegraph.errors import DataError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, MAX_ATTEMPTS, extract_answer
 from kinegraph.graphs.nodes import ask, fan_out, prediction

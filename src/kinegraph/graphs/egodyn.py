@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, TextPart
-from kinegraph.benchmarks.egodyn import load_arrays
+from kinegraph.benchmarks.egodyn.loader import load_arrays
 from kinegraph.evaluators.egodyn import parse_answer
 from kinegraph.graphs import egodyn_prompts as prompts
 from kinegraph.graphs.nodes import (

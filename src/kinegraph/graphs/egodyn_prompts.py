@@ -96,7 +96,7 @@ def describe_probe(name: str, measured: dict) -> str:
         lines.append(f"  total heading change: {abs(total):.1f} deg to the {side} (+ = left)")
     answers = measured.get("answers", {})
     if answers:
-        from kinegraph.benchmarks.egodyn_questions import default_question_bank
+        from kinegraph.benchmarks.egodyn.questions import default_question_bank
 
         bank = default_question_bank()
         lines.append("  its reading of the questions it can answer:")

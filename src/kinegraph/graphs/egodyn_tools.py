@@ -16,7 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.benchmarks.egodyn import load_arrays
+from kinegraph.benchmarks.egodyn.loader import load_arrays
 from kinegraph.graphs.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
@@ -57,7 +57,7 @@ def answer_from(measurement: str) -> Callable[[GroupState], Any]:
 
 def oracle_answers(sample: Sample) -> dict[str, Any]:
     """The oracle on the clip's kinematics arrays, or on its stored features when the layout has no arrays."""
-    from kinegraph.benchmarks.egodyn_questions import load_question_bank
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
     from kinegraph.tools.oracle import label_clip, label_from_features
 
     arrays = load_arrays(sample)

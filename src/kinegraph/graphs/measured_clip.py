@@ -73,7 +73,7 @@ def measure_clip(
 ) -> dict:
     """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
     run the official kinematics and oracle (a worker thread)."""
-    from kinegraph.benchmarks.egodyn_questions import load_question_bank
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
     from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
     from kinegraph.tools.oracle import label_clip
 

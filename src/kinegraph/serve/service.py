@@ -101,7 +101,7 @@ def served_options(
 def _answers_only(graph: GraphSpec) -> str:
     """What a VLM-free graph answers, for the refusal of a question it does not."""
     if graph.family == "egodyn" and not graph.needs_model:
-        from kinegraph.benchmarks.egodyn_questions import default_question_bank
+        from kinegraph.benchmarks.egodyn.questions import default_question_bank
 
         ids = ", ".join(default_question_bank())
         return f": it answers questions of the EgoDyn bank only (question_id one of {ids}; see docs/serve.md)"

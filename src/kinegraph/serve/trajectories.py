@@ -80,7 +80,7 @@ def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict,
 
 @lru_cache(maxsize=4)
 def _tables(root: str, version: str) -> Any:
-    from kinegraph.benchmarks.nuscenes import NuScenesTables
+    from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
 
     return NuScenesTables(root, version)
 

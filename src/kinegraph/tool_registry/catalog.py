@@ -32,7 +32,7 @@ def ego_trajectory(
         camera_height_m: Height of the camera above the road in metres (default: CARLA's).
         pitch_deg: Camera pitch in degrees, + = looking down (default: estimated from the road).
     """
-    from kinegraph.benchmarks.egodyn_questions import load_question_bank
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
     from kinegraph.graphs.measured_clip import measured_tcogmap
     from kinegraph.tools.camera_model import camera_from_options
     from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics

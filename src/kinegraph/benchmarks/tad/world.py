@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import camera_rotation_wxyz, plan_track, token
+from kinegraph.benchmarks.nuscenes.world import camera_rotation_wxyz, plan_track, token
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_at
 from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
-from kinegraph.benchmarks.synthetic.tad_road_users import (
+from kinegraph.benchmarks.tad.road_users import (
     PLURAL,
     TAD_CLASSES,
     scripted_vehicle,

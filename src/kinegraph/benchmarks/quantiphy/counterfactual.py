@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from kinegraph.benchmarks.quantiphy import load
+from kinegraph.benchmarks.quantiphy.loader import load
 from kinegraph.errors import DataError
 from kinegraph.types import Sample
 

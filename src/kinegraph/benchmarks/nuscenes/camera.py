@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
 
 
 @lru_cache(maxsize=4)

@@ -19,9 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import KEYFRAME_RATE_HZ
+from kinegraph.benchmarks.nuscenes.world import token
+from kinegraph.benchmarks.stsbench.loader import KEYFRAME_RATE_HZ
+from kinegraph.benchmarks.stsbench.scenarios import (
+    agent_agent_scenario,
+    agent_scenario,
+    describe,
+    ego_agent_scenario,
+    negatives,
+)
 from kinegraph.benchmarks.synthetic.maneuvers import EgoTrack, script_maneuver
-from kinegraph.benchmarks.synthetic.nuscenes_world import token
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_users import (
     CLASS_SIZE_M,
@@ -35,13 +42,6 @@ from kinegraph.benchmarks.synthetic.road_users import (
     speed_profile,
 )
 from kinegraph.benchmarks.synthetic.road_world import LANE_WIDTH_M, build_world
-from kinegraph.benchmarks.synthetic.stsbench_scenarios import (
-    agent_agent_scenario,
-    agent_scenario,
-    describe,
-    ego_agent_scenario,
-    negatives,
-)
 from kinegraph.media import write_image
 
 WINDOW_S = 2.5  # 6 keyframes at 2 Hz

@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from kinegraph.benchmarks.autodridm import TASKS
+from kinegraph.benchmarks.autodridm.loader import TASKS
 from kinegraph.media import write_image
 
 WIDTH_PX, HEIGHT_PX = 192, 108

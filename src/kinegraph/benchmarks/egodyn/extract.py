@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
-from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.egodyn.questions import EgoDynQuestion, load_question_bank
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
 from kinegraph.tools.kinematics import MIN_FRAMES, MIN_SPAN_RATIO, ClipKinematics, clip_kinematics
 from kinegraph.tools.oracle import explain_clip
 

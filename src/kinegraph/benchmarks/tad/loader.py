@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.benchmarks.hf_tables import config_files, read_config
-from kinegraph.benchmarks.nuscenes import CameraFrame, NuScenesTables
+from kinegraph.benchmarks.nuscenes.loader import CameraFrame, NuScenesTables
 from kinegraph.errors import DataError
 from kinegraph.types import Media, Sample
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_extract import (
+from kinegraph.benchmarks.egodyn.extract import (
     carla_clip_record,
     extract_nuscenes_clips,
     save_clip_arrays,
@@ -31,11 +31,11 @@ from kinegraph.benchmarks.egodyn_extract import (
     write_jsonl,
     write_qa,
 )
-from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+from kinegraph.benchmarks.nuscenes.world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.camera_variation import CameraRig, body_pitch_rad, degrade, draw_camera
 from kinegraph.benchmarks.synthetic.conditions import Conditions
 from kinegraph.benchmarks.synthetic.maneuvers import EgoTrack
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, plan_track, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import asphalt_detail, build_world, ego_lane_offset_m
 from kinegraph.media import write_video

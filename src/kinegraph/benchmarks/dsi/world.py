@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import VARIANTS
+from kinegraph.benchmarks.dsi.loader import VARIANTS
 from kinegraph.media import write_video
 
 WIDTH_PX, HEIGHT_PX = 128, 96

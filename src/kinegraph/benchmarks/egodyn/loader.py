@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
+from kinegraph.benchmarks.egodyn.questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json, read_jsonl
 from kinegraph.types import Media, Sample
@@ -217,7 +217,7 @@ def _clip_camera(
 ) -> dict[str, Any] | None:
     """The clip's camera object: the row's optional `camera` {fx, fy, cx, cy, height_m[, pitch_deg]}, or for
     nuScenes clips the CAM_FRONT `calibrated_sensor` of its first frame. None when the data has neither."""
-    from kinegraph.benchmarks.nuscenes_camera import nuscenes_camera_row
+    from kinegraph.benchmarks.nuscenes.camera import nuscenes_camera_row
     from kinegraph.tools.camera_model import camera_from_row
 
     camera = clip.get("camera")

@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.quantiphy_render import background, draw_box, draw_disc
-from kinegraph.benchmarks.synthetic.quantiphy_scene import (
+from kinegraph.benchmarks.quantiphy.render import background, draw_box, draw_disc
+from kinegraph.benchmarks.quantiphy.scene import (
     HEIGHT_PX,
     PRINCIPAL_POINT_PX,
     WIDTH_PX,
