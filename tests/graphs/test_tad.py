@@ -158,7 +158,7 @@ def test_tcogmap_without_poses_is_refused_before_any_call(tad_world, kinegraph, 
 
 def test_caption_style_is_table_10s_ablation_and_labelled_non_official():
     from kinegraph.graphs import graph_spec
-    from kinegraph.graphs.tad_prompts import cot_caption_block
+    from kinegraph.graphs.tad.prompts import cot_caption_block
 
     caption = "Description of video keysegment 3:\n```json\n{}\n```"
     both = cot_caption_block(3, "A wet road.", caption)

@@ -15,7 +15,7 @@ from kinegraph.agents.loopback import GoogleLoopback, OpenAILoopback
 from kinegraph.benchmarks.tad.loader import load
 from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.errors import DataError
-from kinegraph.graphs.tad_video import capture_rate_hz, scene_videos
+from kinegraph.graphs.tad.video import capture_rate_hz, scene_videos
 from kinegraph.media import read_image, read_video, write_image
 from kinegraph.types import Media, Sample
 from tests.support.suite_readers import tad_reader

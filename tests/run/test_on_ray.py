@@ -17,7 +17,7 @@ import time
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.cli import fill_optional_values
+from kinegraph.cli.common import fill_optional_values
 from kinegraph.graphs import GraphSpec
 from kinegraph.run import execute as run
 from kinegraph.run.invoke import group_samples

@@ -62,7 +62,7 @@ def visual_odometry(clip: Clip) -> dict[str, Any]:
     """EgoDyn's visual odometry (KLT tracks + essential matrix between consecutive frames): per-pair yaw in
     degrees (+ = left), per-pair median feature displacement in pixels (a speed proxy, no metric scale),
     and the answers these imply for the turn, speed-trend and braking questions."""
-    from kinegraph.graphs.egodyn_tools import vo_measurement
+    from kinegraph.graphs.egodyn.tools import vo_measurement
 
     out = vo_measurement(clip.frames)
     signals = out["signals"]
@@ -78,7 +78,7 @@ def optical_flow(clip: Clip) -> dict[str, Any]:
     """EgoDyn's dense optical flow heuristic (Farneback between consecutive frames): per-pair turn,
     expansion and magnitude signals in pixels and the answers they imply for the turn, speed-trend and
     braking questions."""
-    from kinegraph.graphs.egodyn_tools import flow_measurement
+    from kinegraph.graphs.egodyn.tools import flow_measurement
 
     out = flow_measurement(clip.frames)
     return {"answers": out["answers"], "signals_px": out["signals"]}

@@ -7,7 +7,7 @@ configuration since Studio has no runner: the model comes from the run's configu
 `base_url`, `roles`), else `$KINEGRAPH_MODEL` / `$KINEGRAPH_BASE_URL`. Graphs without a model need none.
 The configurable `options` (`{name: value}`, as `kinegraph run -O`) are checked by the graph's `GraphSpec`
 and the graph is compiled once per distinct options.
-`python -m kinegraph.graphs.studio` prints the langgraph.json these attributes make.
+`python -m kinegraph.studio.graphs` prints the langgraph.json these attributes make.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from typing_extensions import TypedDict  # pydantic (and so the Studio schemas) 
 
 from kinegraph.graphs import GraphSpec, graphs
 from kinegraph.graphs.state import GraphContext
-from kinegraph.graphs.studio_inputs import (
+from kinegraph.media_limits import decoding_within
+from kinegraph.studio.inputs import (
     STUDIO_LIMITS,
     StudioInputError,
     StudioOutput,
     input_schema,
     read_samples,
 )
-from kinegraph.media_limits import decoding_within
 from kinegraph.types import Sample
 
 MODEL_ENV = "KINEGRAPH_MODEL"
@@ -161,7 +161,7 @@ def langgraph_config() -> dict[str, Any]:
         "python_version": "3.11",
         "graphs": {
             attribute_name(name): {
-                "path": f"kinegraph.graphs.studio:{attribute_name(name)}",
+                "path": f"kinegraph.studio.graphs:{attribute_name(name)}",
                 "description": graphs.get(name).description,
             }
             for name in graphs.names()

@@ -28,7 +28,7 @@ from kinegraph.agents.protocol import ImagePart, Message, TextPart
 from kinegraph.benchmarks.autodridm.loader import load_task, user_prompt
 from kinegraph.errors import DataError
 from kinegraph.evaluators.autodridm import parse_letters
-from kinegraph.graphs.autodridm import question_request
+from kinegraph.graphs.autodridm.builders import question_request
 from kinegraph.graphs.nodes import ask, prediction
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState

@@ -33,11 +33,17 @@ from kinegraph.evaluators.tad_answers import (
     extract_letter_scene_cot,
     parse_localization,
 )
-from kinegraph.graphs import tad_prompts as prompts
 from kinegraph.graphs.nodes import ask, model_of, prediction, record_group_error, usage_of
 from kinegraph.graphs.state import GraphContext, QuestionState
-from kinegraph.graphs.tad import NO_FRAMES, SceneState, finish_prediction, frame_record, load_scene_frames
-from kinegraph.graphs.tad_detections import Detections, detection_context, load_detections
+from kinegraph.graphs.tad import prompts
+from kinegraph.graphs.tad.builders import (
+    NO_FRAMES,
+    SceneState,
+    finish_prediction,
+    frame_record,
+    load_scene_frames,
+)
+from kinegraph.graphs.tad.detections import Detections, detection_context, load_detections
 from kinegraph.tools import tcogmap
 from kinegraph.types import Prediction, Sample, Usage
 

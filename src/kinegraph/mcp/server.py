@@ -6,7 +6,7 @@ a path outside the root, an unreadable video) returns a tool error (`isError`) w
 the server keeps serving. Tools run in worker threads, so a long measurement never blocks the protocol;
 at most `max_calls` run at once (the rest wait their turn), each keeping at most
 `limits.max_decoded_bytes` of pixels, so memory stays under their product. Over HTTP, request bodies
-are read with a size limit (`kinegraph.mcp_http`).
+are read with a size limit (`kinegraph.mcp.http_limits`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def serve_mcp(
     if transport == "stdio":
         from mcp.server.stdio import stdio_server
 
-        from kinegraph.mcp_stdin import ScrubbedStdin
+        from kinegraph.mcp.stdin import ScrubbedStdin
 
         async def run() -> None:
             async with stdio_server(stdin=ScrubbedStdin()) as (read, write):  # type: ignore[arg-type]
@@ -107,7 +107,7 @@ def serve_mcp(
 def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
     """The streamable-HTTP app behind the same loopback `Host`/`Origin` check as a key-less `serve`, its
     request bodies read with a size limit."""
-    from kinegraph.mcp_http import BodyLimit
+    from kinegraph.mcp.http_limits import BodyLimit
     from kinegraph.serve.access import LoopbackOrigins
 
     return LoopbackOrigins(BodyLimit(server.streamable_http_app(host=host)))

@@ -18,9 +18,9 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.graphs import egodyn_prompts as prompts
 from kinegraph.graphs.agent import ask_agent, check_rounds, failed, group_tools, keep_clip
-from kinegraph.graphs.egodyn import finish_prediction, question_request
+from kinegraph.graphs.egodyn import prompts
+from kinegraph.graphs.egodyn.builders import finish_prediction, question_request
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS

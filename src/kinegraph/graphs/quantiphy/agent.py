@@ -17,10 +17,10 @@ from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.evaluators.quantiphy import parse_number
-from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.agent import CLIP, ask_agent, check_rounds, failed, group_tools, keep_clip
 from kinegraph.graphs.nodes import prediction
-from kinegraph.graphs.quantiphy import request_metadata
+from kinegraph.graphs.quantiphy import prompts
+from kinegraph.graphs.quantiphy.builders import request_metadata
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS

@@ -14,9 +14,9 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from kinegraph.agents.protocol import ToolSpec
-from kinegraph.graphs.egodyn import Encoding, probe_prelude, trajectory_blocks, vlm_graph
-from kinegraph.graphs.egodyn_prompts import describe_probe
-from kinegraph.graphs.egodyn_tools import check_probes
+from kinegraph.graphs.egodyn.builders import Encoding, probe_prelude, trajectory_blocks, vlm_graph
+from kinegraph.graphs.egodyn.prompts import describe_probe
+from kinegraph.graphs.egodyn.tools import check_probes
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool, ToolOffer
 
 #: The function name the model sees for each probe.

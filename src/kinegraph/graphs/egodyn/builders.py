@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, TextPart
 from kinegraph.benchmarks.egodyn.loader import load_arrays
 from kinegraph.evaluators.egodyn import parse_answer
-from kinegraph.graphs import egodyn_prompts as prompts
+from kinegraph.graphs.egodyn import prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
@@ -231,7 +231,7 @@ def measure_ego_motion(
     """Measure the clip with the probes (VO, flow, TCogMap on the measured trajectory); keep each as text
     too. A clip a probe cannot measure fails its questions (counted as errors), never asks without it.
     `vo_thresholds` / `flow_thresholds`: mapping thresholds to change (unknown names refused here)."""
-    from kinegraph.graphs import egodyn_tools
+    from kinegraph.graphs.egodyn import tools as egodyn_tools
 
     vo = egodyn_tools.vo_thresholds(vo_thresholds)
     flow = egodyn_tools.flow_thresholds(flow_thresholds)
@@ -261,7 +261,7 @@ def probe_prelude(
 ) -> list[tuple[str, Callable[..., Any]]]:
     """The nodes run before asking in `egodyn.tools` and `egodyn.tool_calls`: measure the clip with the
     probes, then (with `encoding`) encode the trajectory as text. Unknown probes are refused here."""
-    from kinegraph.graphs.egodyn_tools import check_probes
+    from kinegraph.graphs.egodyn.tools import check_probes
 
     check_probes(probes)
     measure = measure_ego_motion(tuple(probes), vo_thresholds, flow_thresholds)

@@ -17,10 +17,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message
-from kinegraph.graphs import tad_prompts as prompts
 from kinegraph.graphs.agent import ask_agent, bound_tools, check_rounds, failed, function_tool
 from kinegraph.graphs.state import GraphContext, QuestionState
-from kinegraph.graphs.tad import _graph, finish_prediction, parse_answer, tcogmap_context
+from kinegraph.graphs.tad import prompts
+from kinegraph.graphs.tad.builders import _graph, finish_prediction, parse_answer, tcogmap_context
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool
 from kinegraph.media import read_image
 from kinegraph.tool_registry import Clip

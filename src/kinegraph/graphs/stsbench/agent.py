@@ -21,9 +21,9 @@ from kinegraph.graphs.agent import ask_agent, check_rounds, failed, function_too
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
-from kinegraph.graphs.stsbench import ego_motion_context, first_character, prompt
-from kinegraph.graphs.tad_agent import EGO_MOTION
-from kinegraph.graphs.tad_prompts import interleave
+from kinegraph.graphs.stsbench.builders import ego_motion_context, first_character, prompt
+from kinegraph.graphs.tad.agent import EGO_MOTION
+from kinegraph.graphs.tad.prompts import interleave
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS, Tool
 from kinegraph.types import Sample
 

@@ -21,7 +21,13 @@ from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.errors import DataError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, extract_answer
 from kinegraph.graphs.agent import ask_agent, bound_tools, check_rounds, clip_of, failed
-from kinegraph.graphs.dsi import MAX_FRAMES, MAX_NEW_TOKENS, decode_variant, prompt_text, variant_graph
+from kinegraph.graphs.dsi.builders import (
+    MAX_FRAMES,
+    MAX_NEW_TOKENS,
+    decode_variant,
+    prompt_text,
+    variant_graph,
+)
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.graphs.tool_calls import MAX_TOOL_ROUNDS

@@ -34,12 +34,12 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, Message, TextPart
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
-from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
-from kinegraph.graphs.quantiphy import ask_number, request_metadata
+from kinegraph.graphs.quantiphy import prompts
+from kinegraph.graphs.quantiphy.builders import ask_number, request_metadata
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage

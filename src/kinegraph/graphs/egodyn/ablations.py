@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from kinegraph.graphs.egodyn import answer_clip, answer_question, no_blocks, vlm_graph
+from kinegraph.graphs.egodyn.builders import answer_clip, answer_question, no_blocks, vlm_graph
 from kinegraph.graphs.nodes import (
     Node,
     answer_each,

@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import ContentPart, GenerateRequest, Message, TextPart
 from kinegraph.benchmarks.autodridm.loader import SYSTEM_PROMPT_MULTI, SYSTEM_PROMPT_SINGLE, user_prompt
 from kinegraph.evaluators.autodridm import parse_letters
-from kinegraph.graphs.autodridm_analyzer import analyze_reasoning
+from kinegraph.graphs.autodridm.analyzer import analyze_reasoning
 from kinegraph.graphs.nodes import (
     ask,
     prediction,

@@ -36,10 +36,10 @@ from kinegraph.evaluators.tad_answers import (
     parse_localization,
     split_thinking,
 )
-from kinegraph.graphs import tad_prompts as prompts
 from kinegraph.graphs.nodes import ask, prediction, record_group_error
 from kinegraph.graphs.state import GraphContext, GroupState, QuestionState, merge_dicts
-from kinegraph.graphs.tad_video import VIDEO_FPS, capture_rate_hz, scene_videos, video_key
+from kinegraph.graphs.tad import prompts
+from kinegraph.graphs.tad.video import VIDEO_FPS, capture_rate_hz, scene_videos, video_key
 from kinegraph.graphs.video import takes_whole_video
 from kinegraph.media import read_image
 from kinegraph.tools import tcogmap

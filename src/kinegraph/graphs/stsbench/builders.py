@@ -31,15 +31,15 @@ from langgraph.runtime import Runtime
 
 from kinegraph.agents.protocol import GenerateRequest, Message
 from kinegraph.evaluators.tad_answers import NOT_AVAILABLE, extract_letter_scene_cot
-from kinegraph.graphs import tad_prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
-from kinegraph.graphs.tad_prompts import IMAGE_TOKEN, interleave
-from kinegraph.graphs.tad_scene_cot import SceneCotRecipe, sampled_tokens, scene_cot_graph
+from kinegraph.graphs.tad import prompts as tad_prompts
+from kinegraph.graphs.tad.prompts import IMAGE_TOKEN, interleave
+from kinegraph.graphs.tad.scene_cot import SceneCotRecipe, sampled_tokens, scene_cot_graph
 from kinegraph.tools import tcogmap
 from kinegraph.types import Prediction, Sample, Status
 

@@ -17,8 +17,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.errors import DataError
-from kinegraph.graphs.egodyn import Encoding, trajectory_blocks, vlm_graph
-from kinegraph.graphs.egodyn_tools import answer_from
+from kinegraph.graphs.egodyn.builders import Encoding, trajectory_blocks, vlm_graph
+from kinegraph.graphs.egodyn.tools import answer_from
 from kinegraph.graphs.measured_clip import decode_clip, measure_clip
 from kinegraph.graphs.nodes import record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState

@@ -22,12 +22,12 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, ImagePart, Message, TextPart, VideoPart
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
-from kinegraph.graphs import quantiphy_prompts as prompts
 from kinegraph.graphs.nodes import (
     ask,
     prediction,
 )
-from kinegraph.graphs.quantiphy_cot import COT_COLUMNS, template_sub_questions
+from kinegraph.graphs.quantiphy import prompts
+from kinegraph.graphs.quantiphy.cot import COT_COLUMNS, template_sub_questions
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
 from kinegraph.types import Prediction, Sample, Status, Usage

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 
 from kinegraph.benchmarks.autodridm.loader import user_prompt
 from kinegraph.graphs.agent import ask_agent, check_rounds, failed, group_tools, keep_clip
-from kinegraph.graphs.autodridm import question_request, read_answer
+from kinegraph.graphs.autodridm.builders import question_request, read_answer
 from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext, QuestionState
