@@ -9,7 +9,8 @@ import pytest
 
 from kinegraph.graphs import graphs
 from kinegraph.graphs.catalog import FLOW_UPSTREAM, VO_UPSTREAM
-from kinegraph.graphs.egodyn.tools import flow_result, measure_probes, vo_from_signals
+from kinegraph.graphs.egodyn.tools import measure_probes
+from kinegraph.tools.probe_results import flow_result, vo_from_signals
 from kinegraph.report.runs import labelled
 from kinegraph.run import execute as run
 from kinegraph.rundir import read_predictions

@@ -79,7 +79,8 @@ def test_ray_cast_drives_of_known_motion_read_as_that_class(poses, want):
 
 def test_probe_shares_one_vo_pass_and_reports_the_summary():
     from kinegraph.graphs.egodyn.prompts import describe_probe
-    from kinegraph.graphs.egodyn.tools import measure_probes, tcogmap_vo_measurement
+    from kinegraph.graphs.egodyn.tools import measure_probes
+    from kinegraph.tools.probe_results import tcogmap_vo_measurement
 
     frames = render_clip(drive(10, 1.0, np.radians(2.0)))
     measured = measure_probes(("vo", "tcogmap_vo"), frames)

@@ -19,6 +19,7 @@ from kinegraph.tools.camera_model import (
     camera_from_options,
     camera_from_row,
 )
+from kinegraph.tools.probe_results import measured_tcogmap
 from kinegraph.types import FrameRecord, Sample
 
 
@@ -96,46 +97,6 @@ def measure_clip(
                 },
             },
         },
-    }
-
-
-#: clip features (official kinematics of the measured trajectory) the `tcogmap` probe reports
-TCOGMAP_FEATURES = (
-    "mean_speed",
-    "max_speed",
-    "min_accel",
-    "max_accel",
-    "max_abs_yaw_rate",
-    "max_lateral_accel",
-)
-
-
-def measured_tcogmap(measured: dict[str, Any], trajectory_summary: dict[str, Any]) -> dict[str, Any]:
-    """TCogMap's Algorithm 1 (official rules, metric poses) on a measured trajectory: the `tcogmap`
-    probe of `egodyn.tools`, with the metric figures it read."""
-    from kinegraph.tools.tcogmap import classify_ego_motion, motion_phrase
-
-    t = np.asarray(trajectory_summary["timestamps_s"])
-    yaw = np.radians(trajectory_summary["yaw_deg"])
-    translation = np.column_stack([trajectory_summary["x_m"], trajectory_summary["y_m"], np.zeros(len(t))])
-    rotation = np.column_stack([np.cos(yaw / 2), np.zeros(len(t)), np.zeros(len(t)), np.sin(yaw / 2)])
-    motion_class = classify_ego_motion(np.round(t * 1e6), translation, rotation)
-    speed = trajectory_summary["speed_mps"]
-    features = measured["signals"]["features"]
-    figures = {
-        "start_speed_mps": speed[0],
-        "end_speed_mps": speed[-1],
-        "net_heading_change_deg": round(float(trajectory_summary["yaw_deg"][-1]), 2),
-        "distance_m": round(float(np.hypot(translation[-1, 0], translation[-1, 1])), 2),
-        "mean_confidence": round(float(np.mean(trajectory_summary["confidence"])), 3),
-    }
-    figures.update({k: features[k] for k in TCOGMAP_FEATURES})
-    return {
-        "answers": {},
-        "summary": f"the ego vehicle is {motion_phrase(motion_class)}",
-        "motion_class": motion_class,
-        "signals": figures,
-        "camera": trajectory_summary["camera"],
     }
 
 

@@ -21,10 +21,19 @@ from kinegraph.graphs.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
+from kinegraph.tools.probe_results import (
+    flow_measurement,
+    flow_result,
+    gpu_flow_measurement,
+    tcogmap_from_signals,
+    tcogmap_vo_measurement,
+    vo_from_signals,
+    vo_measurement,
+)
 from kinegraph.types import Sample, Status
 
 if TYPE_CHECKING:
-    from kinegraph.tools.flow import FlowSignals, FlowThresholds
+    from kinegraph.tools.flow import FlowThresholds
     from kinegraph.tools.vo import VOSignals, VOThresholds
 
 Answers = Mapping[str, str]
@@ -113,10 +122,6 @@ def frame_probe_graph(name: str, probe: Callable[..., Any], num_frames: int) -> 
     return graph.compile()
 
 
-def _rounded(values: Any, digits: int = 3) -> list[float]:
-    return [round(float(v), digits) for v in values]
-
-
 def vo_thresholds(overrides: Mapping[str, float] | None = None) -> VOThresholds:
     """The paper's VO thresholds with `overrides` (field: value); a ValueError names an unknown field."""
     from kinegraph.tools.vo import VOThresholds
@@ -137,91 +142,6 @@ def _thresholds(cls: Any, overrides: Mapping[str, float] | None, what: str) -> A
     if unknown:
         raise ValueError(f"no {what} threshold {unknown[0]!r} (thresholds: {', '.join(fields)})")
     return cls(**(overrides or {}))
-
-
-def _changed(thresholds: Any) -> dict[str, float]:
-    """The thresholds that differ from the paper's (recorded in the trace; empty when none do)."""
-    default = type(thresholds)()
-    return {
-        f.name: getattr(thresholds, f.name)
-        for f in dataclasses.fields(thresholds)
-        if getattr(thresholds, f.name) != getattr(default, f.name)
-    }
-
-
-def vo_measurement(frames: Any, thresholds: VOThresholds | None = None) -> dict[str, Any]:
-    """EgoDyn's KLT + essential-matrix VO on the clip's frames."""
-    from kinegraph.tools.vo import vo_signals
-
-    return vo_from_signals(vo_signals(frames), thresholds)
-
-
-def vo_from_signals(signals: VOSignals, thresholds: VOThresholds | None = None) -> dict[str, Any]:
-    """The VO measurement (answers of the six probe questions, rounded signals) of computed VO signals;
-    thresholds other than the paper's are named in the signals (`non_official_thresholds`)."""
-    from kinegraph.tools.vo import vo_answers
-
-    rounded: dict[str, Any] = {
-        "yaw_deg": _rounded(signals.yaw_deg),
-        "disp_px": _rounded(signals.disp_px, 2),
-        "method": list(signals.method),
-    }
-    if thresholds is not None and _changed(thresholds):
-        rounded["non_official_thresholds"] = _changed(thresholds)
-    return {"answers": vo_answers(signals, thresholds), "signals": rounded}
-
-
-def tcogmap_vo_measurement(frames: Any) -> dict[str, Any]:
-    """Non-official: a TCogMap-style ego-motion summary of the clip from its VO signals (pixels, no
-    metric scale; the `tcogmap_vo` probe). The `tcogmap` probe reads the measured metric trajectory."""
-    from kinegraph.tools.vo import vo_signals
-
-    return tcogmap_from_signals(vo_signals(frames))
-
-
-def tcogmap_from_signals(signals: VOSignals) -> dict[str, Any]:
-    """The summary phrase, its class and the VO figures it read; it answers no EgoDyn question itself."""
-    from kinegraph.tools.vo_tcogmap import vo_motion_summary
-
-    summary = vo_motion_summary(signals.yaw_deg, signals.disp_px)
-    figures = {
-        "net_yaw_deg": round(summary.net_yaw_deg, 2),
-        "start_disp_px": round(summary.start_disp_px, 2),
-        "end_disp_px": round(summary.end_disp_px, 2),
-        "stationary_pairs": summary.stationary_pairs,
-        "n_pairs": summary.n_pairs,
-    }
-    return {
-        "answers": {},
-        "summary": f"the ego vehicle is {summary.phrase}",
-        "motion_class": summary.motion_class,
-        "signals": figures,
-    }
-
-
-def flow_measurement(frames: Any, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
-    """EgoDyn's Farneback flow heuristic on the clip's frames."""
-    from kinegraph.tools.flow import flow_signals
-
-    return flow_result(flow_signals(frames), thresholds)
-
-
-def flow_result(signals: FlowSignals, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
-    """The six answers of the flow mapping and the rounded signals, for a prediction's trace;
-    thresholds other than the paper's are named in the signals (`non_official_thresholds`)."""
-    from kinegraph.tools.flow import flow_answers
-
-    rounded: dict[str, Any] = {k: _rounded(v) for k, v in signals._asdict().items()}
-    if thresholds is not None and _changed(thresholds):
-        rounded["non_official_thresholds"] = _changed(thresholds)
-    return {"answers": flow_answers(signals, thresholds), "signals": rounded}
-
-
-def gpu_flow_measurement(frames: Any, thresholds: FlowThresholds | None = None) -> dict[str, Any]:
-    """The torch Horn-Schunck probe (CUDA when present) with the flow heuristic's mapping."""
-    from kinegraph.tools.gpu_flow import gpu_flow_signals
-
-    return flow_result(gpu_flow_signals([frames])[0], thresholds)
 
 
 def batched_flow_probe(spec: DenseFlowSpec, thresholds: FlowThresholds | None = None) -> Callable[..., Any]:
