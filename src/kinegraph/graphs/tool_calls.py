@@ -33,7 +33,6 @@ MAX_CALLS_PER_ROUND = 8
 Tool = tuple[ToolSpec, Callable[[dict[str, Any]], str]]
 
 
-
 @dataclass(frozen=True)
 class ToolOffer:
     """What a graph offers the model: `table(measurements)` builds the tools for one group's measurements."""
@@ -50,8 +49,6 @@ class ToolLoopResult(NamedTuple):
     error: dict[str, Any]
     trace: list[dict[str, Any]]
     usage: Usage
-
-
 
 
 def run_tool_call(tools: Mapping[str, Tool], call: ToolCall) -> str:
