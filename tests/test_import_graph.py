@@ -137,7 +137,7 @@ def test_folding_finds_a_package_cycle_the_module_graph_does_not_have(tmp_path):
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset("kinegraph" if name == "kinegraph" else f"kinegraph.{name}" for name in floor.split())
     for floor in (
-        "types registry errors media rundir atomic bounded_read confined media_limits jsonfiles microbatch "
+        "types registry errors media rundir atomic bounded_read paths media_limits jsonfiles microbatch "
         "roles subsets unicode_text yaml_files fixtures",
         "agents tools",
         "benchmarks",

@@ -24,9 +24,10 @@ from typing import Any
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.media_limits import decoding_within
+from kinegraph.paths import resolve_under
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits, resolve_under
+from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits
 from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample

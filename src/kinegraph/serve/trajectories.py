@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from kinegraph.errors import DataError
+from kinegraph.paths import resolve_under
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import invalid, resolve_under
+from kinegraph.serve.inputs import invalid
 from kinegraph.serve.schemas import EgoPoses, Trajectory
 from kinegraph.types import Media, Sample
 

@@ -3,7 +3,7 @@
 Studio sends JSON, so each benchmark family has a TypedDict input schema: the questions of one clip as
 JSON objects in the loaders' record format (`Sample` fields, with the family's context fields named), and
 the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA_ROOT`). References are
-confined and media checked by the same code `serve` and MCP use (`kinegraph.confined`,
+confined and media checked by the same code `serve` and MCP use (`kinegraph.paths`,
 `kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`). `read_samples` validates an input with
 pydantic and turns it into the project's `Sample`s; a bad input is refused in one line naming the field.
 """
@@ -18,7 +18,7 @@ from typing import Any, NotRequired, Required
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic builds schemas only from this one on 3.11
 
-from kinegraph import confined
+from kinegraph import paths
 from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video
 from kinegraph.types import Media, Sample
 
@@ -238,7 +238,7 @@ def resolve_under(root: Path | None, reference: str, where: str, *, regular: boo
             f"{where}: file references need ${MEDIA_ROOT_ENV}, the folder media comes from"
         )
     try:
-        return confined.resolve_under(root, reference, where, root_name=f"${MEDIA_ROOT_ENV}", regular=regular)
+        return paths.resolve_under(root, reference, where, root_name=f"${MEDIA_ROOT_ENV}", regular=regular)
     except InputRefused as exc:
         message = f"{exc.message}: {reference!r}" if exc.status == 404 else exc.message
         raise StudioInputError(message) from None
