@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from kinegraph.graphs.egodyn import answer_clip, encode_trajectory, measure_ego_motion, tool_blocks
+from kinegraph.graphs.egodyn.builders import answer_clip, encode_trajectory, measure_ego_motion, tool_blocks
 from kinegraph.graphs.nodes import decode_frames, encode_frames, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 

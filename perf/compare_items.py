@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK, load_question_bank
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK, load_question_bank
 from kinegraph.evaluators.egodyn_suite import question_stats
 from kinegraph.report.bootstrap import bootstrap_weights, paired_bootstrap_items
 from kinegraph.suites import GroupStats, mean_columns

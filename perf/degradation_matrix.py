@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_extract import write_qa
+from kinegraph.benchmarks.egodyn.extract import write_qa
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
 from kinegraph.benchmarks.synthetic.conditions import CONDITIONS
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
 from kinegraph.run import execute
 from kinegraph.types import RunConfig
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_extract import write_qa
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
+from kinegraph.benchmarks.egodyn.extract import write_qa
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
 from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 

@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 from tests.support.text_reader_model import text_reader  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
-from kinegraph.benchmarks.egodyn_extract import write_qa  # noqa: E402
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips  # noqa: E402
+from kinegraph.benchmarks.egodyn.extract import write_qa  # noqa: E402
+from kinegraph.benchmarks.egodyn.world import write_carla_clips  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
 from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402

@@ -10,7 +10,7 @@ import random
 import statistics
 import time
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.evaluators.egodyn import score
 from kinegraph.fixtures import fixtures_dir
 
@@ -19,7 +19,7 @@ def make_records(seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     golden = fixtures_dir()
     if golden is not None:
-        from kinegraph.benchmarks.egodyn import load_selected_clips
+        from kinegraph.benchmarks.egodyn.loader import load_selected_clips
 
         pairs = [
             (s.group, s.question_id, s.answer)

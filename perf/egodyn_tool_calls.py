@@ -24,7 +24,7 @@ from tests.support.text_reader_model import text_reader  # noqa: E402
 from tests.support.tool_caller_model import tool_caller  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
-from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS  # noqa: E402
+from kinegraph.benchmarks.egodyn.questions import VISION_BASELINE_QUESTIONS  # noqa: E402
 from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.suites import suites  # noqa: E402
 from kinegraph.types import RunConfig  # noqa: E402

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from runner_throughput import write_dataset  # the same CARLA-layout clips as the throughput figure
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.run import execute as run
 from kinegraph.types import FAILED_STATUSES, RunConfig
 

@@ -139,7 +139,7 @@ def dataset(n_clips: int) -> Path:
     if (root / "plan.json").is_file():
         return root
     from kinegraph.agents.images import encode_image
-    from kinegraph.graphs import egodyn_prompts
+    from kinegraph.graphs.egodyn import prompts as egodyn_prompts
     from kinegraph.media import load_frames, write_video
     from kinegraph.suites import suites
 

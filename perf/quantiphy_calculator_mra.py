@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.synthetic.quantiphy_world import CSV_NAME, TRUTH_NAME, VIDEO_DIR, generate
+from kinegraph.benchmarks.quantiphy.world import CSV_NAME, TRUTH_NAME, VIDEO_DIR, generate
 from kinegraph.evaluators.quantiphy import score_file
 from kinegraph.evaluators.quantiphy_calculator import predict
 from kinegraph.tools.quantiphy_solve import exact_tracks, tracked_tracks

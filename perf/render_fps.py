@@ -14,7 +14,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, write_nuscenes
+from kinegraph.benchmarks.nuscenes.world import plan_scenes, write_nuscenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import asphalt_detail, build_world, ego_lane_offset_m
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.graphs import graph_spec
 from kinegraph.media import write_video
 from kinegraph.run import execute as run

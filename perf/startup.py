@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 from egodyn_scorer import make_records  # the scorer figure's 14,000 records, in upstream's JSONL format
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.fixtures import fixtures_dir
 
 RUNS = 5

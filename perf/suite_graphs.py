@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader  # noqa: E402
 
 from kinegraph.agents.loopback import OpenAILoopback  # noqa: E402
-from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world  # noqa: E402
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world  # noqa: E402
+from kinegraph.benchmarks.stsbench.world import write_stsbench_world  # noqa: E402
+from kinegraph.benchmarks.tad.world import write_tad_world  # noqa: E402
 from kinegraph.report import compare  # noqa: E402
 from kinegraph.run import execute as run  # noqa: E402
 from kinegraph.suites import suites  # noqa: E402

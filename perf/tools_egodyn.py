@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import (
     MANEUVERS,
     EgoTrack,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS as PROBE_QUESTIONS
+from kinegraph.benchmarks.egodyn.questions import VISION_BASELINE_QUESTIONS as PROBE_QUESTIONS
 from kinegraph.evaluators.egodyn import score
 from kinegraph.media import load_frames
 from kinegraph.tools.flow import FlowSignals, FlowThresholds, flow_answers, flow_signals
@@ -187,7 +187,7 @@ def ensure_world(data: Path | None, out: Path, n: int, seed: int, name: str) -> 
         return data
     root = out / f"world_{name}"
     if not (root / "selected_clips.json").exists():
-        from kinegraph.benchmarks.synthetic.egodyn_world import generate
+        from kinegraph.benchmarks.egodyn.world import generate
 
         print(f"rendering {name} world: {n} nuScenes + {n} CARLA-style clips, seed {seed}", flush=True)
         generate(root, n, seed, width_px=1600, height_px=900, carla_width_px=1280, carla_height_px=720)

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import torch
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes
+from kinegraph.benchmarks.nuscenes.world import plan_scenes
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world, ego_lane_offset_m
 from kinegraph.media import even_indices

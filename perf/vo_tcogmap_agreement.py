@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn import load, load_arrays
+from kinegraph.benchmarks.egodyn.loader import load, load_arrays
 from kinegraph.media import load_frames
 from kinegraph.tools.tcogmap import classify_ego_motion
 from kinegraph.tools.vo import vo_signals
@@ -78,7 +78,7 @@ def main() -> None:
     if args.data is not None:
         measure(args.data)
         return
-    from kinegraph.benchmarks.synthetic.egodyn_world import generate
+    from kinegraph.benchmarks.egodyn.world import generate
 
     sizes = {"width_px": 1600, "height_px": 900, "carla_width_px": 1280, "carla_height_px": 720}
     with tempfile.TemporaryDirectory(prefix="vo_tcogmap_") as tmp:

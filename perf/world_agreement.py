@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_extract import extract_nuscenes_clips, qa_rows
-from kinegraph.benchmarks.nuscenes import NuScenesTables
+from kinegraph.benchmarks.egodyn.extract import extract_nuscenes_clips, qa_rows
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+from kinegraph.benchmarks.nuscenes.world import plan_scenes, write_nuscenes
 from kinegraph.benchmarks.synthetic.maneuvers import MANEUVERS, expected_labels, expected_tcogmap
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, write_nuscenes
 from kinegraph.tools.tcogmap import classify_ego_motion, motion_phrase
 
 TOLERANCE_US = 10_000  # keyframes drift a few ms around the segment boundaries

@@ -34,6 +34,6 @@ def private_response_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch
 
 @pytest.fixture(scope="session")
 def quantiphy_world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from kinegraph.benchmarks.synthetic.quantiphy_world import generate
+    from kinegraph.benchmarks.quantiphy.world import generate
 
     return generate(tmp_path_factory.mktemp("quantiphy_world"), n=26, seed=11)

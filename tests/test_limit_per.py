@@ -16,7 +16,7 @@ from kinegraph.suites import suites
 
 @pytest.fixture(scope="module")
 def tad_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+    from kinegraph.benchmarks.tad.world import write_tad_world
 
     return write_tad_world(tmp_path_factory.mktemp("tad"), n_scenes=3, seed=0)
 

@@ -6,7 +6,7 @@ header, and where its packets are still images (MJPEG) from each packet's own he
 can claim 64x64 frames over a stream of 16000x16000 ones. While a graph or tool decodes, `decoding_within`
 makes a frame over the pixel limit, more frames than `max_frames`, or more than `max_decoded_bytes` of
 pixels an error before they are kept.
-File references are resolved under the root by `kinegraph.confined` (opened by descriptor).
+File references are resolved under the root by `kinegraph.paths` (opened by descriptor).
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.graphs.studio_inputs import StudioInputError, read_samples
 from kinegraph.media import write_video
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import Uploads, build_media
 from kinegraph.serve.schemas import QARequest
 from kinegraph.serve.settings import ServeSettings
+from kinegraph.studio.inputs import StudioInputError, read_samples
 from kinegraph.tool_registry import DataRootMedia, MediaLimits, ToolError
 from tests.serve.forged_video import jpeg, mjpeg_avi
 from tests.support.serving import AUTH, running
@@ -67,7 +67,7 @@ def test_the_three_doors_refuse_a_frame_behind_a_small_first_one_alike(forged_ro
     media = DataRootMedia(MediaLimits(forged_root, max_image_pixels=MAX_PIXELS))
     with pytest.raises(ToolError) as tool:
         media.clip("liar.avi", 3)
-    import kinegraph.graphs.studio_inputs as studio_inputs
+    import kinegraph.studio.inputs as studio_inputs
 
     studio_limits = studio_inputs.STUDIO_LIMITS
     studio_inputs.STUDIO_LIMITS = MediaLimits(None, max_image_pixels=MAX_PIXELS)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kinegraph.benchmarks import autodridm
+from kinegraph.benchmarks.autodridm import loader as autodridm
 from kinegraph.errors import DataError
 
 RECORD = {

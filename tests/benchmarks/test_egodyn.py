@@ -8,8 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn import load
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.loader import load
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.errors import DataError
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kinegraph.benchmarks.egodyn_extract import extract_nuscenes_clips, selected_entry
-from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic.nuscenes_world import plan_scenes, write_nuscenes
+from kinegraph.benchmarks.egodyn.extract import extract_nuscenes_clips, selected_entry
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+from kinegraph.benchmarks.nuscenes.world import plan_scenes, write_nuscenes
 
 
 @pytest.fixture(scope="module")

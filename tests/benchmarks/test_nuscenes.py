@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.nuscenes import NuScenesTables, quaternion_yaw_rad
-from kinegraph.benchmarks.synthetic.nuscenes_world import generate
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables, quaternion_yaw_rad
+from kinegraph.benchmarks.nuscenes.world import generate
 from kinegraph.errors import DataError
 
 

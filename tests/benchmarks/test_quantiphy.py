@@ -7,7 +7,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from kinegraph.benchmarks.quantiphy import codes, load, predictions_frame, write_submission
+from kinegraph.benchmarks.quantiphy.loader import codes, load, predictions_frame, write_submission
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import aggregate, score_frame
 from kinegraph.types import Prediction

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kinegraph.benchmarks.quantiphy import load
-from kinegraph.benchmarks.quantiphy_counterfactual import ALPHAS, write_counterfactual_set
+from kinegraph.benchmarks.quantiphy.counterfactual import ALPHAS, write_counterfactual_set
+from kinegraph.benchmarks.quantiphy.loader import load
 from kinegraph.errors import DataError
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks import stsbench
+from kinegraph.benchmarks.stsbench import loader as stsbench
 from kinegraph.errors import DataError
 
 NEGATIVES = "Ego is decelerating,Ego is stopping,Ego is turning left,Ego is turning right,Ego is reversing"

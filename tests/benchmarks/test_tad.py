@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kinegraph.benchmarks import tad
+from kinegraph.benchmarks.tad import loader as tad
 from kinegraph.errors import DataError
 
 

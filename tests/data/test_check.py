@@ -163,7 +163,7 @@ def test_a_video_that_does_not_decode(tmp_path: Path) -> None:
 
 
 def test_two_cache_snapshots_warn_and_the_newest_is_read(tmp_path: Path) -> None:
-    from kinegraph.benchmarks.tad import load
+    from kinegraph.benchmarks.tad.loader import load
 
     root = _tad_cache(tmp_path)
     code, lines, _ = _check("tad", root)
@@ -183,7 +183,7 @@ def test_two_cache_snapshots_warn_and_the_newest_is_read(tmp_path: Path) -> None
 
 
 def test_the_snapshot_pinned_by_the_fetch_record_is_read(tmp_path: Path) -> None:
-    from kinegraph.benchmarks.tad import load
+    from kinegraph.benchmarks.tad.loader import load
 
     root = _tad_cache(tmp_path, pin=OLD)
     _, lines, _ = _check("tad", root)

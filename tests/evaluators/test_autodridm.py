@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks import autodridm as bench
+from kinegraph.benchmarks.autodridm import loader as bench
 from kinegraph.cli import app
 from kinegraph.evaluators import autodridm
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks.dsi import RAWQA_PROMPT, build_prompt
+from kinegraph.benchmarks.dsi.loader import RAWQA_PROMPT, build_prompt
 from kinegraph.cli import app
 from kinegraph.evaluators import dsi
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
 from kinegraph.evaluators.classification import accuracy, balanced_accuracy, confusion_matrix, macro_f1
 from kinegraph.evaluators.egodyn import normalize_text, parse_answer, score
 from kinegraph.evaluators.egodyn_consistency import compute_consistency

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
 from kinegraph.evaluators.egodyn import read_prediction_records
 from kinegraph.evaluators.egodyn_suite import question_stats
 from kinegraph.report import compare
@@ -100,7 +100,7 @@ def test_quantiphy_category_stats_on_the_published_results(golden):
     """gpt-5.1's parsed values: each category's item equals `mra_<cat>` of the official results CSV."""
     import pandas as pd
 
-    from kinegraph.benchmarks.quantiphy import load
+    from kinegraph.benchmarks.quantiphy.loader import load
     from kinegraph.types import Prediction
 
     q = golden / "quantiphy"

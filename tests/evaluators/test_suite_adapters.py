@@ -123,7 +123,7 @@ def test_dsi_rows_need_every_variant_and_failures_are_E():
 
 
 def test_autodridm_failed_call_scores_zero_and_image_groups():
-    from kinegraph.benchmarks.autodridm import TASKS
+    from kinegraph.benchmarks.autodridm.loader import TASKS
 
     suite = suites.get("autodridm")
     s = [

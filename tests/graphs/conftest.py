@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.cli import app
 from kinegraph.suites import suites
 

@@ -44,8 +44,8 @@ CASES = {
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """suite -> (`--data`, `--data-option`s), each world written on first use."""
-    from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-    from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+    from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+    from kinegraph.benchmarks.tad.world import write_tad_world
 
     class Worlds(dict):
         def __missing__(self, suite: str) -> tuple[Path, list[str]]:

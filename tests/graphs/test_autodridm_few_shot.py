@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.autodridm import TASKS
+from kinegraph.benchmarks.autodridm.loader import TASKS
 from kinegraph.suites import suites
 from tests.support.suite_readers import autodridm_reader
 

@@ -7,7 +7,7 @@ import numpy as np
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world
-from kinegraph.graphs.dsi import camera_motion_block, ground_motion_sentence
+from kinegraph.graphs.dsi.builders import camera_motion_block, ground_motion_sentence
 from kinegraph.types import FrameRecord
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kinegraph.graphs.egodyn_calls import probe_offer, probe_tools, tool_spec
+from kinegraph.graphs.egodyn.calls import probe_offer, probe_tools, tool_spec
 
 VO_MEASURED = {
     "answers": {"yaw_rate_turn_direction": "left"},
@@ -24,8 +24,8 @@ TCOGMAP_MEASURED = {
 
 
 def test_every_probe_has_a_tool_name():
-    from kinegraph.graphs.egodyn_calls import TOOL_NAMES
-    from kinegraph.graphs.egodyn_tools import CLIP_PROBES, PROBES
+    from kinegraph.graphs.egodyn.calls import TOOL_NAMES
+    from kinegraph.graphs.egodyn.tools import CLIP_PROBES, PROBES
 
     assert set(TOOL_NAMES) == set(PROBES) | set(CLIP_PROBES)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.egodyn_extract import write_jsonl, write_qa
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
+from kinegraph.benchmarks.egodyn.extract import write_jsonl, write_qa
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
 from kinegraph.report import compare
 from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
@@ -144,8 +144,8 @@ def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: 
     """TCogMap's Algorithm 1 on the trajectory measured from the video vs on the clip's true poses."""
     import numpy as np
 
-    from kinegraph.benchmarks import egodyn
-    from kinegraph.graphs.measured_clip import tcogmap_probe
+    from kinegraph.benchmarks.egodyn import loader as egodyn
+    from kinegraph.benchmarks.egodyn.measured_clip import tcogmap_probe
     from kinegraph.tools.tcogmap import classify_ego_motion
 
     samples = {s.group: s for s in egodyn.load(str(clips))}

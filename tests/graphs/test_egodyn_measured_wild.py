@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn_extract import write_qa
+from kinegraph.benchmarks.egodyn.extract import write_qa
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
 from kinegraph.benchmarks.synthetic.conditions import Conditions
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
 from kinegraph.report import compare, markdown
 from kinegraph.run import execute as run
 from kinegraph.types import RunConfig

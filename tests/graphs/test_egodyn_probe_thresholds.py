@@ -9,11 +9,12 @@ import pytest
 
 from kinegraph.graphs import graphs
 from kinegraph.graphs.catalog import FLOW_UPSTREAM, VO_UPSTREAM
-from kinegraph.graphs.egodyn_tools import flow_result, measure_probes, vo_from_signals
+from kinegraph.graphs.egodyn.tools import measure_probes
 from kinegraph.report.runs import labelled
 from kinegraph.run import execute as run
 from kinegraph.rundir import read_predictions
 from kinegraph.tools.flow import FlowSignals, FlowThresholds
+from kinegraph.tools.probe_results import flow_result, vo_from_signals
 from kinegraph.tools.vo import VOSignals, VOThresholds
 from kinegraph.types import RunConfig
 

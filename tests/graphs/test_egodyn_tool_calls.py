@@ -8,7 +8,7 @@ import pytest
 
 from kinegraph.agents.loopback import AnthropicLoopback, OpenAILoopback
 from kinegraph.agents.loopback_wire import Reply
-from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
+from kinegraph.benchmarks.egodyn.questions import VISION_BASELINE_QUESTIONS
 from kinegraph.run import execute as run
 from kinegraph.types import RunConfig
 from tests.support.text_reader_model import text_reader

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.egodyn_questions import VISION_BASELINE_QUESTIONS
+from kinegraph.benchmarks.egodyn.questions import VISION_BASELINE_QUESTIONS
 from kinegraph.run import execute as run
 from kinegraph.rundir import read_predictions
 from kinegraph.types import RunConfig

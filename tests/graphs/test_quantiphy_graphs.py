@@ -12,7 +12,7 @@ import pytest
 
 from kinegraph.agents import encode_image
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.graphs.quantiphy_prompts import SYSTEM_PROMPT
+from kinegraph.graphs.quantiphy.prompts import SYSTEM_PROMPT
 from kinegraph.media import read_video
 from kinegraph.report import compare
 from kinegraph.run import execute as run
@@ -176,7 +176,7 @@ def test_tool_graph_beats_zero_shot_in_compare(world, tmp_path):
 
 
 def test_the_templates_rebuild_the_starter_kits_sub_questions(golden):
-    from kinegraph.graphs.quantiphy_cot import template_sub_questions
+    from kinegraph.graphs.quantiphy.cot import template_sub_questions
 
     kit = pd.read_csv(golden / "quantiphy" / "starter_kit_CIB_Ready_test4.csv")
     for _, row in kit.iterrows():

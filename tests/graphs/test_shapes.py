@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from kinegraph.agents import get_backend
-from kinegraph.graphs.egodyn import answer_question, trajectory_blocks
+from kinegraph.graphs.egodyn.builders import answer_question, trajectory_blocks
 from kinegraph.graphs.shapes import question_graph
 from kinegraph.graphs.state import GraphContext
 from kinegraph.suites import suites

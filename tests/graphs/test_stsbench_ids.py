@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.stsbench import load
+from kinegraph.benchmarks.stsbench.loader import load
 from kinegraph.suites import suites
 from tests.support.text_reader_model import prompt_text
 

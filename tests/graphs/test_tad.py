@@ -14,7 +14,7 @@ import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.benchmarks.synthetic.maneuvers import expected_tcogmap
-from kinegraph.benchmarks.synthetic.tad_world import TAD_ACTION, TAD_ACTIONS
+from kinegraph.benchmarks.tad.world import TAD_ACTION, TAD_ACTIONS
 from kinegraph.report import compare
 from kinegraph.tools.tcogmap import PHRASES
 from tests.support.suite_readers import ACTION_OF_PHRASE, tad_reader
@@ -36,7 +36,7 @@ def _predictions(run_dir):
 
 
 def test_world_layout(tad_world):
-    from kinegraph.benchmarks.tad import load
+    from kinegraph.benchmarks.tad.loader import load
 
     samples = load(tad_world[0], nuscenes_root=tad_world[1])
     counts = Counter(s.question_id for s in samples)
@@ -158,7 +158,7 @@ def test_tcogmap_without_poses_is_refused_before_any_call(tad_world, kinegraph, 
 
 def test_caption_style_is_table_10s_ablation_and_labelled_non_official():
     from kinegraph.graphs import graph_spec
-    from kinegraph.graphs.tad_prompts import cot_caption_block
+    from kinegraph.graphs.tad.prompts import cot_caption_block
 
     caption = "Description of video keysegment 3:\n```json\n{}\n```"
     both = cot_caption_block(3, "A wet road.", caption)

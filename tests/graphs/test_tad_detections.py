@@ -7,9 +7,9 @@ import json
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.graphs import graphs
-from kinegraph.graphs.tad_detections import detection_context, frame_counts, load_detections
+from kinegraph.graphs.tad.detections import detection_context, frame_counts, load_detections
 from kinegraph.report.runs import labelled
 from tests.support.suite_readers import tad_reader
 

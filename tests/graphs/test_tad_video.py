@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from kinegraph.agents.loopback import GoogleLoopback, OpenAILoopback
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
-from kinegraph.benchmarks.tad import load
+from kinegraph.benchmarks.tad.loader import load
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.errors import DataError
-from kinegraph.graphs.tad_video import capture_rate_hz, scene_videos
+from kinegraph.graphs.tad.video import capture_rate_hz, scene_videos
 from kinegraph.media import read_image, read_video, write_image
 from kinegraph.types import Media, Sample
 from tests.support.suite_readers import tad_reader

@@ -10,7 +10,8 @@ from langgraph.runtime import Runtime
 from kinegraph.agents import BackendError, get_backend
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, ToolCall, ToolSpec
 from kinegraph.graphs.state import GraphContext
-from kinegraph.graphs.tool_calls import argument_errors, ask_with_tools, run_tool_call
+from kinegraph.graphs.tool_calls import ask_with_tools, run_tool_call
+from kinegraph.tool_registry.schema import argument_errors
 from kinegraph.types import Status, Usage
 
 ECHO_SCHEMA = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.synthetic import quantiphy_world
+from kinegraph.benchmarks.quantiphy import world as quantiphy_world
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world

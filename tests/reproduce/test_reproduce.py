@@ -33,9 +33,9 @@ UNDEFINED_HERE: dict[tuple[str, str], str] = {}
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, dict]]:
     """(data, loader options) per benchmark, and the counterfactual QuantiPhy set."""
-    from kinegraph.benchmarks.quantiphy_counterfactual import write_counterfactual_set
-    from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-    from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+    from kinegraph.benchmarks.quantiphy.counterfactual import write_counterfactual_set
+    from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+    from kinegraph.benchmarks.tad.world import write_tad_world
 
     root = tmp_path_factory.mktemp("worlds")
     out = {

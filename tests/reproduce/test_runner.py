@@ -159,7 +159,7 @@ def test_printed_columns_the_suite_computes_are_compared(tmp_path: Path):
 
 @pytest.fixture(scope="module")
 def tad_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+    from kinegraph.benchmarks.tad.world import write_tad_world
 
     tad, nus = write_tad_world(tmp_path_factory.mktemp("tad"), n_scenes=1, seed=0)
     return str(tad), str(nus)

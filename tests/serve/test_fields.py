@@ -10,7 +10,7 @@ import httpx
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.media import write_image
 from kinegraph.serve import BackgroundServer
 from tests.support.serving import AUTH, running

@@ -13,6 +13,7 @@ from PIL import Image
 
 from kinegraph.errors import DataError
 from kinegraph.media import frame_pixel_limit, read_video, write_video
+from kinegraph.paths import resolve_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import (
     Uploads,
@@ -21,7 +22,6 @@ from kinegraph.serve.inputs import (
     check_packet_frames,
     check_video,
     decode_base64_image,
-    resolve_under,
 )
 from kinegraph.serve.schemas import QARequest, Trajectory
 from kinegraph.serve.settings import ServeSettings

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
 from kinegraph.media import video_info
 from kinegraph.serve import BackgroundServer
 from tests.support.serving import AUTH, RAISING_GRAPH, TURN, running, sse_events

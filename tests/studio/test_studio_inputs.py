@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.cli import app
-from kinegraph.graphs import graphs, studio
-from kinegraph.graphs.studio_inputs import StudioInputError, read_samples
+from kinegraph.graphs import graphs
 from kinegraph.media import write_video
+from kinegraph.studio import graphs as studio
+from kinegraph.studio.inputs import StudioInputError, read_samples
 from tests.support.run_data import write_egodyn_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +27,8 @@ def test_langgraph_json_lists_every_catalog_graph_and_nothing_else() -> None:
     assert sorted(listed) == sorted(name.replace(".", "_") for name in NAMES)
     for name in NAMES:
         attribute = name.replace(".", "_")
-        assert listed[attribute]["path"] == f"kinegraph.graphs.studio:{attribute}"
-    # regenerate with: python -m kinegraph.graphs.studio > langgraph.json
+        assert listed[attribute]["path"] == f"kinegraph.studio.graphs:{attribute}"
+    # regenerate with: python -m kinegraph.studio.graphs > langgraph.json
     assert json.loads((ROOT / "langgraph.json").read_text()) == studio.langgraph_config()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from kinegraph.agents import encode_image
 from kinegraph.agents.loopback_wire import Reply
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
 from kinegraph.media import read_video
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader
 from tests.support.text_reader_model import answer_text

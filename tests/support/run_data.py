@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK, load_question_bank
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK, load_question_bank
 from kinegraph.media import write_video
 
 GRAPH_SOURCE = '''

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kinegraph.benchmarks.synthetic.egodyn_world import write_carla_clips
-from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.egodyn.world import write_carla_clips
+from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.media import video_info
 from kinegraph.suites import suites
 from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks.egodyn_questions import QUESTION_BANK
-from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
+from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.run import execute as run
 from kinegraph.suites import suites
 from kinegraph.types import RunConfig

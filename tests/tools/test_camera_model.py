@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import camera_rotation_wxyz
+from kinegraph.benchmarks.nuscenes.world import camera_rotation_wxyz
 from kinegraph.tools.camera_model import (
     CameraModel,
     camera_from_nuscenes,

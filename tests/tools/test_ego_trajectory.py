@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
 from kinegraph.benchmarks.synthetic.road_world import build_world

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import MANEUVERS, expected_labels, script_maneuver
 from kinegraph.tools.kinematics import clip_kinematics, summary_features
 from kinegraph.tools.oracle import RULES, aggregate, explain_clip, label_clip, label_from_features

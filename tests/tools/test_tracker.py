@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.synthetic.quantiphy_render import background, draw_box, draw_disc
+from kinegraph.benchmarks.quantiphy.render import background, draw_box, draw_disc
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.tracker import difference, find_blobs, median_background, track_objects
 

@@ -78,8 +78,9 @@ def test_ray_cast_drives_of_known_motion_read_as_that_class(poses, want):
 
 
 def test_probe_shares_one_vo_pass_and_reports_the_summary():
-    from kinegraph.graphs.egodyn_prompts import describe_probe
-    from kinegraph.graphs.egodyn_tools import measure_probes, tcogmap_vo_measurement
+    from kinegraph.graphs.egodyn.prompts import describe_probe
+    from kinegraph.graphs.egodyn.tools import measure_probes
+    from kinegraph.tools.probe_results import tcogmap_vo_measurement
 
     frames = render_clip(drive(10, 1.0, np.radians(2.0)))
     measured = measure_probes(("vo", "tcogmap_vo"), frames)
@@ -100,7 +101,7 @@ def test_probe_shares_one_vo_pass_and_reports_the_summary():
 @pytest.fixture(scope="module")
 def rendered_clips(tmp_path_factory):
     """(source, frames, 31-sample arrays, oracle turn label) of a small rendered EgoDyn world."""
-    from kinegraph.benchmarks.egodyn import load, load_arrays
+    from kinegraph.benchmarks.egodyn.loader import load, load_arrays
     from kinegraph.media import load_frames
     from kinegraph.suites import suites
 

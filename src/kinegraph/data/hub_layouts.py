@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinegraph.benchmarks.tad import CONFIGS as TAD_CONFIGS
+from kinegraph.benchmarks.tad.loader import CONFIGS as TAD_CONFIGS
 from kinegraph.errors import UsageError
 
 

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from kinegraph.benchmarks.autodridm import TASKS
+from kinegraph.benchmarks.autodridm.loader import TASKS
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_jsonl
 from kinegraph.types import Sample

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.autodridm import TASKS, load
+from kinegraph.benchmarks.autodridm.loader import TASKS, load
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.autodridm import (
     LEVELS,
@@ -127,7 +127,7 @@ SUITE = Suite(
         "paired unit": "image",
         "scorer": "defined here: upstream publishes no scorer and no prediction format",
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.autodridm_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.autodridm.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="task",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from kinegraph.benchmarks.dsi import category_name, read_csv, read_metadata
+from kinegraph.benchmarks.dsi.loader import category_name, read_csv, read_metadata
 from kinegraph.errors import DataError
 
 SCORER_VARIANT_ORDER: tuple[str, ...] = ("std", "reverse", "hflip", "reverse_hflip")  # upstream VIDEO_AUGS

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.dsi import CATEGORIES, VARIANTS, category_name, load
+from kinegraph.benchmarks.dsi.loader import CATEGORIES, VARIANTS, category_name, load
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
 from kinegraph.subsets import metadata_key
@@ -200,7 +200,7 @@ SUITE = Suite(
         "failed call": f"answered {FAILED_ANSWER!r}, as upstream after its retries (scores 0)",
         "official export": "official/metadatas/ holds the rows the run scored: score against it",
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.dsi_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.dsi.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="category",

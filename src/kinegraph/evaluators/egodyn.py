@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kinegraph.benchmarks.egodyn import source_of
-from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
+from kinegraph.benchmarks.egodyn.loader import source_of
+from kinegraph.benchmarks.egodyn.questions import EgoDynQuestion, load_question_bank
 from kinegraph.errors import DataError
 from kinegraph.evaluators.classification import confusion_matrix, group_metrics
 from kinegraph.evaluators.egodyn_consistency import compute_consistency

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.egodyn import load
-from kinegraph.benchmarks.egodyn_questions import EgoDynQuestion, load_question_bank
+from kinegraph.benchmarks.egodyn.loader import load
+from kinegraph.benchmarks.egodyn.questions import EgoDynQuestion, load_question_bank
 from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
 from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, class_recall_stats
@@ -156,7 +156,7 @@ SUITE = Suite(
         "paired unit": "clip",
         "unparsed answers": "left out of every metric, as upstream (they lower parsable coverage)",
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.egodyn_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.egodyn.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="category",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, category_of, integer_ids
+from kinegraph.benchmarks.quantiphy.loader import COUNTERFACTUAL_PRIOR, category_of, integer_ids
 from kinegraph.errors import DataError
 
 MRA_THRESHOLDS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)

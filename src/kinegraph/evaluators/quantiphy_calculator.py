@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.synthetic.quantiphy_world import CSV_NAME, TRUTH_NAME, VIDEO_DIR
+from kinegraph.benchmarks.quantiphy.world import CSV_NAME, TRUTH_NAME, VIDEO_DIR
 from kinegraph.errors import DataError
 from kinegraph.evaluators.quantiphy import parse_number
 from kinegraph.tools.finite_diff import Scheme

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.quantiphy import COUNTERFACTUAL_PRIOR, load, predictions_frame
+from kinegraph.benchmarks.quantiphy.loader import COUNTERFACTUAL_PRIOR, load, predictions_frame
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.quantiphy import (
     CATEGORIES,
@@ -155,7 +155,7 @@ SUITE = Suite(
             "has no counterfactual scorer and would score them on ground_truth_posterior"
         ),
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.quantiphy_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.quantiphy.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="category",

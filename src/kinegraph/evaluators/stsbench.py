@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.stsbench import GROUPS, read_records, record_ids, scenario_group
-from kinegraph.benchmarks.stsbench import scenario_ids as known_ids
+from kinegraph.benchmarks.stsbench.loader import GROUPS, read_records, record_ids, scenario_group
+from kinegraph.benchmarks.stsbench.loader import scenario_ids as known_ids
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import read_json
 

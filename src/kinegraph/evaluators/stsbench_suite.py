@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.stsbench import GROUPS, load
+from kinegraph.benchmarks.stsbench.loader import GROUPS, load
 from kinegraph.evaluators.stsbench import score, score_file
 from kinegraph.subsets import metadata_key
 from kinegraph.suites import Flag, GroupStats, LazyGenerate, Suite, Warn, mean_columns
@@ -185,7 +185,7 @@ SUITE = Suite(
         "paired unit": "scenario record",
         "empty output": "a failed call counts as wrong (non-official `empty_as_wrong`; upstream stops)",
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.stsbench_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.stsbench.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="group",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kinegraph.benchmarks.tad import (
+from kinegraph.benchmarks.tad.loader import (
     EGO_ONLY_TASKS,
     MIXED_TASKS,
     NON_EGO_ONLY_TASKS,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
-from kinegraph.benchmarks.tad import TASKS, load, load_ground_truth
+from kinegraph.benchmarks.tad.loader import TASKS, load, load_ground_truth
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
 from kinegraph.subsets import metadata_key
@@ -192,7 +192,7 @@ SUITE = Suite(
         "paired unit": "scene",
         "failed call": f"written as pred {FAILED_PRED!r}, as upstream on an exception (scores 0)",
     },
-    generate=LazyGenerate("kinegraph.benchmarks.synthetic.tad_world:generate"),
+    generate=LazyGenerate("kinegraph.benchmarks.tad.world:generate"),
     evaluate_files=evaluate_files,
     evaluate_flags=EVALUATE_FLAGS,
     strata="task",

@@ -1,4 +1,4 @@
-"""LangGraph graphs, one module per benchmark family, and the registry of graphs (`GraphSpec` entries).
+"""LangGraph graphs, one package per benchmark family, and the registry of graphs (`GraphSpec` entries).
 
 `graph_spec(name)` gives a registered graph's spec, or a user's own builder's for `package.module:build`;
 `spec.build(options)` checks the options against the builder's signature and compiles the graph.

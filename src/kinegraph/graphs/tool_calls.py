@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, Message, ToolCall, ToolSpec
 from kinegraph.graphs.nodes import ask
 from kinegraph.graphs.state import GraphContext
+from kinegraph.tool_registry.schema import argument_errors
 from kinegraph.types import Usage
 
 MAX_TOOL_ROUNDS = 3
@@ -30,15 +31,6 @@ MAX_CALLS_PER_ROUND = 8
 
 #: A tool: its spec and a function of the call's (validated) arguments returning the text the model reads.
 Tool = tuple[ToolSpec, Callable[[dict[str, Any]], str]]
-
-_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
 
 
 @dataclass(frozen=True)
@@ -57,32 +49,6 @@ class ToolLoopResult(NamedTuple):
     error: dict[str, Any]
     trace: list[dict[str, Any]]
     usage: Usage
-
-
-def argument_errors(schema: Mapping[str, Any], arguments: Any) -> list[str]:
-    """What is wrong with `arguments` for a JSON schema's object subset (properties, required, enum, type,
-    additionalProperties: false); empty when they fit."""
-    if not isinstance(arguments, dict):
-        return ["arguments must be a JSON object"]
-    if "_unparsed" in arguments and "_unparsed" not in schema.get("properties", {}):
-        return [
-            f"arguments are not a JSON object: {arguments['_unparsed']!r}"
-        ]  # as the wire parsers mark them
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    errors = [f"missing required argument {k!r}" for k in schema.get("required", []) if k not in arguments]
-    for key, value in arguments.items():
-        spec = properties.get(key)
-        if spec is None:
-            if schema.get("additionalProperties", True) is False:
-                errors.append(f"unexpected argument {key!r} (accepted: {sorted(properties) or 'none'})")
-            continue
-        wanted = _JSON_TYPES.get(spec.get("type", ""))
-        bad_bool = isinstance(value, bool) and spec.get("type") in ("integer", "number")
-        if wanted is not None and (not isinstance(value, wanted) or bad_bool):
-            errors.append(f"argument {key!r} must be of type {spec['type']}, got {value!r}")
-        elif "enum" in spec and value not in spec["enum"]:
-            errors.append(f"argument {key!r} must be one of {spec['enum']}, got {value!r}")
-    return errors
 
 
 def run_tool_call(tools: Mapping[str, Tool], call: ToolCall) -> str:

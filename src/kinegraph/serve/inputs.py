@@ -1,6 +1,6 @@
 """Turn a request's frames or video into a Sample's media, checking every limit.
 
-The checks themselves are `kinegraph.media_limits` and `kinegraph.confined`, shared with MCP and Studio;
+The checks themselves are `kinegraph.media_limits` and `kinegraph.paths`, shared with MCP and Studio;
 this module picks the request's one source of frames. Uploads are written to a per-request directory that
 the caller deletes afterwards.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinegraph.confined import NAME_MAX_BYTES, resolve_under
 from kinegraph.media_limits import (
     IMAGE_SUFFIX,
     MediaLimits,
@@ -21,12 +20,12 @@ from kinegraph.media_limits import (
     unsupported,
 )
 from kinegraph.media_limits import check_video as _check_video
+from kinegraph.paths import resolve_under
 from kinegraph.serve.schemas import QARequest
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.types import Media
 
 __all__ = [
-    "NAME_MAX_BYTES",
     "Uploads",
     "build_media",
     "check_image",
@@ -35,7 +34,6 @@ __all__ = [
     "decode_base64_image",
     "invalid",
     "media_limits",
-    "resolve_under",
     "unsupported",
 ]
 

@@ -47,7 +47,7 @@ def _base(request: QARequest, request_id: str, media: Media, context: dict, fami
 
 def egodyn_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str]) -> None:
     """The bank question (by `question_id`, else by the question's text) with its answer type and choices."""
-    from kinegraph.benchmarks.egodyn_questions import default_question_bank
+    from kinegraph.benchmarks.egodyn.questions import default_question_bank
 
     bank = default_question_bank()
     if request.question_id is not None and request.question_id not in bank:
@@ -67,7 +67,7 @@ def egodyn_fields(request: QARequest, fields: dict[str, Any], made: dict[str, st
 
 def quantiphy_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str]) -> None:
     """QuantiPhy's prior column, depths and codes ([prior kind][dim][objects][background])."""
-    from kinegraph.benchmarks.quantiphy import codes
+    from kinegraph.benchmarks.quantiphy.loader import codes
     from kinegraph.tools.quantiphy_text import parse_prior
     from kinegraph.tools.units import parse_unit
 
@@ -116,7 +116,7 @@ def keysegments(
 
 def tad_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str]) -> None:
     """TAD's scene layout: frame tokens, keysegments (token and index forms), level and answer kind."""
-    from kinegraph.benchmarks.tad import LOCALIZATION_TASKS, SEGMENT_TASKS, TASKS, is_ego_question
+    from kinegraph.benchmarks.tad.loader import LOCALIZATION_TASKS, SEGMENT_TASKS, TASKS, is_ego_question
 
     media: Media = fields["media"]
     if request.task is not None and request.task not in TASKS:
@@ -170,7 +170,7 @@ def stsbench_fields(request: QARequest, fields: dict[str, Any], made: dict[str, 
 
 def dsi_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str]) -> None:
     """DSI's layout: a video sampled at 5 fps, `A: text` options and their joined text."""
-    from kinegraph.benchmarks.dsi import VIDEO_SAMPLING_FPS
+    from kinegraph.benchmarks.dsi.loader import VIDEO_SAMPLING_FPS
 
     if fields["media"].kind != "video":
         raise invalid("video: DSI graphs sample a video (send video_path or an uploaded video)")
@@ -181,7 +181,7 @@ def dsi_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str])
 
 def autodridm_fields(request: QARequest, fields: dict[str, Any], made: dict[str, str]) -> None:
     """AutoDriDM's layout: one image, `A. text` options, `A.text; B.text` option text, the task."""
-    from kinegraph.benchmarks.autodridm import MULTI_SELECT_TASKS, TASKS
+    from kinegraph.benchmarks.autodridm.loader import MULTI_SELECT_TASKS, TASKS
 
     media: Media = fields["media"]
     if media.kind != "frames" or len(media.frame_paths) != 1:

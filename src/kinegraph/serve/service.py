@@ -24,9 +24,10 @@ from typing import Any
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.media_limits import decoding_within
+from kinegraph.paths import resolve_under
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits, resolve_under
+from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits
 from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample
@@ -101,7 +102,7 @@ def served_options(
 def _answers_only(graph: GraphSpec) -> str:
     """What a VLM-free graph answers, for the refusal of a question it does not."""
     if graph.family == "egodyn" and not graph.needs_model:
-        from kinegraph.benchmarks.egodyn_questions import default_question_bank
+        from kinegraph.benchmarks.egodyn.questions import default_question_bank
 
         ids = ", ".join(default_question_bank())
         return f": it answers questions of the EgoDyn bank only (question_id one of {ids}; see docs/serve.md)"

@@ -2,7 +2,7 @@
 
 Every result is a small JSON object with units in its keys. The measurements are the project's own
 deterministic tools (`kinegraph.tools`) and the probe outputs EgoDyn's graphs already report
-(`graphs.egodyn_tools`, `graphs.measured_clip`), so a model calling a tool sees what a graph would.
+(`kinegraph.tools.probe_results`), so a model calling a tool sees what a graph would.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ def ego_trajectory(
         camera_height_m: Height of the camera above the road in metres (default: CARLA's).
         pitch_deg: Camera pitch in degrees, + = looking down (default: estimated from the road).
     """
-    from kinegraph.benchmarks.egodyn_questions import load_question_bank
-    from kinegraph.graphs.measured_clip import measured_tcogmap
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
     from kinegraph.tools.camera_model import camera_from_options
     from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
     from kinegraph.tools.oracle import label_clip
+    from kinegraph.tools.probe_results import measured_tcogmap
 
     height, width = clip.frames.shape[1:3]
     camera = camera_from_options(
@@ -62,7 +62,7 @@ def visual_odometry(clip: Clip) -> dict[str, Any]:
     """EgoDyn's visual odometry (KLT tracks + essential matrix between consecutive frames): per-pair yaw in
     degrees (+ = left), per-pair median feature displacement in pixels (a speed proxy, no metric scale),
     and the answers these imply for the turn, speed-trend and braking questions."""
-    from kinegraph.graphs.egodyn_tools import vo_measurement
+    from kinegraph.tools.probe_results import vo_measurement
 
     out = vo_measurement(clip.frames)
     signals = out["signals"]
@@ -78,7 +78,7 @@ def optical_flow(clip: Clip) -> dict[str, Any]:
     """EgoDyn's dense optical flow heuristic (Farneback between consecutive frames): per-pair turn,
     expansion and magnitude signals in pixels and the answers they imply for the turn, speed-trend and
     braking questions."""
-    from kinegraph.graphs.egodyn_tools import flow_measurement
+    from kinegraph.tools.probe_results import flow_measurement
 
     out = flow_measurement(clip.frames)
     return {"answers": out["answers"], "signals_px": out["signals"]}

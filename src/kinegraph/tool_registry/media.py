@@ -13,9 +13,9 @@ from typing import Protocol
 
 import numpy as np
 
-from kinegraph.confined import resolve_under
 from kinegraph.errors import DataError
 from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video, decoding_within
+from kinegraph.paths import resolve_under
 
 __all__ = ["Clip", "DataRootMedia", "Image", "MediaLimits", "MediaSource", "ToolError"]
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from kinegraph.errors import DataError
 from kinegraph.tool_registry.media import Clip, Image, MediaSource, ToolError
-from kinegraph.tool_registry.schema import docstring_parts, function_schema
+from kinegraph.tool_registry.schema import argument_errors, docstring_parts, function_schema
 
 MediaKind = Literal["video", "image"]
 #: the argument a media reference arrives in, per media kind
@@ -119,8 +119,6 @@ class ToolRegistry:
 
     def call(self, name: str, arguments: Mapping[str, Any], media: MediaSource) -> dict[str, Any]:
         """Run one tool on JSON arguments; ToolError says what was wrong with the call or its media."""
-        from kinegraph.graphs.tool_calls import argument_errors
-
         tool = self.get(name)
         errors = argument_errors(tool.schema(), dict(arguments))
         if errors:

@@ -11,7 +11,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union
 
 _SCALARS: dict[type, str] = {float: "number", int: "integer", str: "string", bool: "boolean"}
@@ -78,3 +78,39 @@ def function_schema(func: Callable[..., Any], skip: frozenset[str] = frozenset()
             schema["default"] = parameter.default
         properties[name] = schema
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+def argument_errors(schema: Mapping[str, Any], arguments: Any) -> list[str]:
+    """What is wrong with `arguments` for a JSON schema's object subset (properties, required, enum, type,
+    additionalProperties: false); empty when they fit."""
+    if not isinstance(arguments, dict):
+        return ["arguments must be a JSON object"]
+    if "_unparsed" in arguments and "_unparsed" not in schema.get("properties", {}):
+        return [
+            f"arguments are not a JSON object: {arguments['_unparsed']!r}"
+        ]  # as the wire parsers mark them
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    errors = [f"missing required argument {k!r}" for k in schema.get("required", []) if k not in arguments]
+    for key, value in arguments.items():
+        spec = properties.get(key)
+        if spec is None:
+            if schema.get("additionalProperties", True) is False:
+                errors.append(f"unexpected argument {key!r} (accepted: {sorted(properties) or 'none'})")
+            continue
+        wanted = _JSON_TYPES.get(spec.get("type", ""))
+        bad_bool = isinstance(value, bool) and spec.get("type") in ("integer", "number")
+        if wanted is not None and (not isinstance(value, wanted) or bad_bool):
+            errors.append(f"argument {key!r} must be of type {spec['type']}, got {value!r}")
+        elif "enum" in spec and value not in spec["enum"]:
+            errors.append(f"argument {key!r} must be one of {spec['enum']}, got {value!r}")
+    return errors

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.synthetic.nuscenes_world import generate
+from kinegraph.benchmarks.nuscenes.world import generate
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera
 from kinegraph.benchmarks.synthetic.road_world import RoadWorld, build_world
 

@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kinegraph.agents.loopback import OpenAILoopback
-from kinegraph.benchmarks import stsbench, tad
-from kinegraph.benchmarks.synthetic.stsbench_world import write_stsbench_world
-from kinegraph.benchmarks.synthetic.tad_world import write_tad_world
+from kinegraph.benchmarks.stsbench import loader as stsbench
+from kinegraph.benchmarks.stsbench.world import write_stsbench_world
+from kinegraph.benchmarks.tad import loader as tad
+from kinegraph.benchmarks.tad.world import write_tad_world
 from kinegraph.cli import app
 from tests.support.suite_readers import stsbench_reader, tad_reader
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks import autodridm
-from kinegraph.benchmarks.synthetic import autodridm_world
+from kinegraph.benchmarks.autodridm import loader as autodridm
+from kinegraph.benchmarks.autodridm import world as autodridm_world
 from kinegraph.cli import app
 from kinegraph.media import read_image
 from kinegraph.suites import suites

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks import dsi
-from kinegraph.benchmarks.synthetic import dsi_world
+from kinegraph.benchmarks.dsi import loader as dsi
+from kinegraph.benchmarks.dsi import world as dsi_world
 from kinegraph.cli import app
 from kinegraph.media import read_video
 from kinegraph.suites import suites

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import load_question_bank
-from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic.egodyn_world import generate, nuscenes_segments_for
+from kinegraph.benchmarks.egodyn.questions import load_question_bank
+from kinegraph.benchmarks.egodyn.world import generate, nuscenes_segments_for
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
 from kinegraph.benchmarks.synthetic.maneuvers import expected_labels
 from kinegraph.media import read_video, video_info
 from kinegraph.suites import suites

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.egodyn_questions import default_question_bank
+from kinegraph.benchmarks.egodyn.questions import default_question_bank
 from kinegraph.benchmarks.synthetic.maneuvers import (
     MANEUVERS,
     expected_labels,

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinegraph.benchmarks.nuscenes import NuScenesTables
-from kinegraph.benchmarks.synthetic import generators
-from kinegraph.benchmarks.synthetic.nuscenes_world import (
+from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+from kinegraph.benchmarks.nuscenes.world import (
     URBAN_START_MPS,
     generate,
     next_maneuver,
     plan_scenes,
     plan_track,
 )
+from kinegraph.benchmarks.synthetic import generators
 from kinegraph.media import read_image
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from kinegraph.benchmarks.synthetic.quantiphy_world import generate
+from kinegraph.benchmarks.quantiphy.world import generate
 from kinegraph.cli import app
 from kinegraph.evaluators.quantiphy import score_file
 from kinegraph.media import read_video

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kinegraph.benchmarks.stsbench.scenarios import agent_scenario, describe, ego_agent_scenario
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera
 from kinegraph.benchmarks.synthetic.road_users import (
     Road,
@@ -14,8 +15,7 @@ from kinegraph.benchmarks.synthetic.road_users import (
     image_box_px,
     speed_profile,
 )
-from kinegraph.benchmarks.synthetic.stsbench_scenarios import agent_scenario, describe, ego_agent_scenario
-from kinegraph.benchmarks.synthetic.tad_road_users import tad_action
+from kinegraph.benchmarks.tad.road_users import tad_action
 
 KEYFRAMES_S = np.arange(6) * 0.5  # one STSBench window
 NUSCENES = PinholeCamera.nuscenes_front(1600, 900)

@@ -1,0 +1,107 @@
+"""One EgoDyn clip measured from its frames: every frame -> metric ego trajectory -> official kinematics,
+oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_trajectory` and the
+`tcogmap` probe of `egodyn.tools`; plain functions run in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kinegraph.errors import DataError
+from kinegraph.media import load_frames
+from kinegraph.tools.camera_model import (
+    CARLA_DEFAULT_HFOV_DEG,
+    DEFAULT_HEIGHT_M,
+    CameraModel,
+    camera_from_options,
+    camera_from_row,
+)
+from kinegraph.tools.probe_results import measured_tcogmap
+from kinegraph.types import FrameRecord, Sample
+
+
+def clip_camera(
+    sample: Sample,
+    width_px: int,
+    height_px: int,
+    *,
+    focal_px: float | None = None,
+    camera_height_m: float | None = None,
+    pitch_deg: float | None = None,
+) -> CameraModel:
+    """The clip's camera: the data's (`context["camera"]`), else the graph options, else CARLA defaults."""
+    row = sample.context.get("camera")
+    if isinstance(row, dict):
+        return camera_from_row(row, where=f"clip {sample.group} camera")
+    return camera_from_options(
+        width_px, height_px, focal_px=focal_px, camera_height_m=camera_height_m, pitch_deg=pitch_deg
+    )
+
+
+def camera_warnings(camera: CameraModel) -> list[str]:
+    """The warning a prediction carries when its clip was measured through assumed camera values: its
+    speeds and distances scale with the assumed focal length and mounting height."""
+    if not camera.assumed:
+        return []
+    defaults = {
+        "focal": f"a {CARLA_DEFAULT_HFOV_DEG:.0f} deg field of view",
+        "height": f"a {DEFAULT_HEIGHT_M} m mount",
+    }
+    assumed = " and ".join(defaults[name] for name in sorted(camera.assumed))
+    return [
+        f"camera assumed, not given or measured: {assumed} (speeds scale with it; give -O focal_px= "
+        "-O camera_height_m= or a camera object)"
+    ]
+
+
+def decode_clip(sample: Sample, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:
+    """The clip's frames (all when `num_frames` is None) and their record, which must carry times."""
+    frames, record = load_frames(sample.media, num_frames)
+    if len(record.timestamps_s) != len(frames):
+        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
+    return frames, record
+
+
+def measure_clip(
+    sample: Sample,
+    camera_options: dict[str, float | None],
+    num_frames: int | None,
+    decoded: tuple[np.ndarray, FrameRecord] | None = None,
+    flows: Sequence[np.ndarray] | None = None,
+) -> dict:
+    """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
+    run the official kinematics and oracle (a worker thread)."""
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
+    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
+    from kinegraph.tools.oracle import label_clip
+
+    frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
+    camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
+    trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
+    kinematics = measured_kinematics(trajectory)
+    return {
+        "record": record,
+        "kinematics": kinematics,
+        "measured": {
+            "warnings": camera_warnings(trajectory.camera),
+            "answers": label_clip(kinematics.arrays(), load_question_bank(), features=kinematics.features),
+            "signals": {
+                "trajectory": trajectory.summary(),
+                "features": {k: round(v, 4) for k, v in kinematics.features.items()},
+                "kinematics": {
+                    key: [round(float(v), 4) for v in getattr(kinematics, key)]
+                    for key in ("timestamps", "speed", "accel", "yaw_rate", "jerk")
+                },
+            },
+        },
+    }
+
+
+def tcogmap_probe(sample: Sample) -> dict[str, Any]:
+    """The `tcogmap` probe: every frame of the clip -> measured trajectory -> TCogMap (a worker thread).
+    Raises DataError/ValueError when the clip cannot be measured: the caller fails the clip's questions."""
+    out = measure_clip(sample, {}, None)
+    return measured_tcogmap(out["measured"], out["measured"]["signals"]["trajectory"])

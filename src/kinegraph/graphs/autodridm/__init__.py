@@ -1,0 +1,1 @@
+"""AutoDriDM's graphs: baseline, explained (error-mode analyzer), few-shot, tools and agent."""

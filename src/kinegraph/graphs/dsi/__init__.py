@@ -1,0 +1,1 @@
+"""DSI-Bench's graphs: baseline, free-form reasoning, tools and agent."""

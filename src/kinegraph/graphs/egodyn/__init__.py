@@ -1,0 +1,1 @@
+"""EgoDyn-Bench's graphs and prompts: vision, trajectory, probes, ablations, tool calls, measured."""

@@ -1,0 +1,1 @@
+"""STSBench's graphs: baseline, TCogMap, Scene-CoT and agent."""

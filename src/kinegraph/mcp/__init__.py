@@ -1,0 +1,1 @@
+"""The MCP door: the tool registry served over the Model Context Protocol (stdio or streamable HTTP)."""

@@ -1,0 +1,1 @@
+"""LangGraph Studio's door: each shipped graph as the module attribute `langgraph.json` names."""
