@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import click
 import typer
-from typer._click import exceptions as click_errors  # typer vendors click; its errors live here
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+
+from kinegraph import click_errors  # typer vendors click; its usage errors, by public names
 
 #: Options whose value may be left out (`--ray` alone = `--ray local`); typer has no optional-value options.
 OPTIONAL_VALUES = {"--ray": "local"}
@@ -87,12 +87,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 class EvaluateGroup(TyperGroup):
     """`kinegraph evaluate`: one subcommand per registered suite, built only when it is asked for."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         from kinegraph.suites import suites
 
         return suites.names()
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> TyperCommand | None:
         from kinegraph.suites import suites
 
         if cmd_name not in suites:
