@@ -10,6 +10,7 @@ torch, transformers, OpenCV, model SDK, web server or Ray; a feature that needs 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 from kinegraph.errors import UsageError
@@ -66,6 +67,13 @@ def require(module: str, feature: str, extra: str | None = None) -> ModuleType:
         if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
             raise
         raise MissingExtraError(feature, module, extra) from None
+
+
+def need(module: str, feature: str, extra: str | None = None) -> None:
+    """Check that the top-level `module` is installed, without importing it (torch takes seconds), or
+    raise MissingExtraError: a graph checks when it is built, not once per clip."""
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(feature, module, extra)
 
 
 def missing_extra(exc: BaseException, feature: str) -> MissingExtraError | None:
