@@ -33,7 +33,10 @@ def extra_requirements(extra: str) -> set[str]:
     out: set[str] = set()
     for requirement in PROJECT["optional-dependencies"][extra]:
         nested = re.fullmatch(r"kinegraph\[(.+)\]", requirement)
-        out |= set().union(*map(extra_requirements, nested[1].split(","))) if nested else {normalized(requirement)}
+        if nested:
+            out |= set().union(*map(extra_requirements, nested[1].split(",")))
+        else:
+            out.add(normalized(requirement))
     return out
 
 
@@ -49,7 +52,8 @@ def imports(path: Path) -> Iterator[tuple[str, int]]:
             yield from ((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.module, node.lineno
-            yield from ((f"{node.module}.{a.name}", node.lineno) for a in node.names if a.name.startswith("_"))
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            yield from ((f"{node.module}.{name}", node.lineno) for name in private)
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in IMPORTING_CALLS and isinstance(node.args[0].value, str):
