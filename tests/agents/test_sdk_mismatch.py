@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 
-import anthropic
 import pytest
 
 from kinegraph.agents.sdk_mismatch import SdkMismatchError, lacks_field, sdk_mismatch
+from tests.support.lazy import lazy_module
 from tests.support.venvs import cached_venv, overlay, pip
+
+anthropic = lazy_module("anthropic")
 
 
 def _attribute_error(read) -> AttributeError:

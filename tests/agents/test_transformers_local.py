@@ -17,8 +17,9 @@ from kinegraph.agents import (
 )
 from kinegraph.agents.transformers_local import chat_template_messages
 from tests.support.event_loop import run
+from tests.support.lazy import lazy_or_skip
 
-pytest.importorskip("transformers", reason="the local provider's extra: pip install 'kinegraph[local]'")
+lazy_or_skip("transformers", "the local provider's extra: pip install 'kinegraph[local]'")
 
 
 def _request(text: str, frames: np.ndarray, max_tokens: int = 6) -> GenerateRequest:
