@@ -11,6 +11,8 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
+from kinegraph.extras import missing_extra
+
 T = TypeVar("T")
 
 
@@ -25,8 +27,10 @@ class ImportTargetError(ValueError):
     """A `package.module:attribute` that cannot be imported; the message says why, in one line."""
 
 
-def import_object(spec: str) -> object:
-    """Import `package.module:attribute` (or `package.module.attribute`); one line when it is not there."""
+def import_object(spec: str, feature: str | None = None) -> object:
+    """Import `package.module:attribute` (or `package.module.attribute`); one line when it is not there,
+    and a MissingExtraError naming the extra when an optional dependency of `feature` (default: the
+    module) is not installed."""
     if ":" in spec:
         module_name, attr = spec.split(":", 1)
     else:
@@ -36,6 +40,9 @@ def import_object(spec: str) -> object:
     try:
         obj: object = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = missing_extra(exc, feature or module_name)
+        if missing is not None:
+            raise missing from None
         raise ImportTargetError(f"cannot import {spec!r}: {exc}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -85,7 +92,7 @@ class Registry(Generic[T]):
             raise UnknownEntryError(f"unknown {self.kind} {name!r}{hint}; known: {known}")
         entry = self._entries[name]
         if isinstance(entry, str):
-            entry = import_object(entry)  # type: ignore[assignment]
+            entry = import_object(entry, f"{self.kind} {name!r}")  # type: ignore[assignment]
             self._entries[name] = entry
         return entry  # type: ignore[return-value]
 

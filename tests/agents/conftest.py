@@ -29,7 +29,7 @@ def frames() -> np.ndarray:
 def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised LLaVA (CLIP vision tower + 1-layer Llama) with a character-level tokenizer
     and a chat template, saved like a real checkpoint. Built from configs; nothing is downloaded."""
-    import torch
+    torch = pytest.importorskip("torch", reason="the local provider's extra: pip install 'kinegraph[local]'")
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
     from transformers import (
         CLIPImageProcessor,

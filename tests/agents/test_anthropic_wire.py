@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from anthropic.types import Message as AnthropicMessage
-
 from kinegraph.agents import GenerateRequest, Message, TextPart, user_message
 from kinegraph.agents.anthropic_wire import messages_body, parse_message
+from tests.support.lazy import lazy_module
+
+anthropic = lazy_module("anthropic")
 
 
 def test_systems_join_empty_text_dropped_temperature_opt_in():
@@ -27,7 +28,7 @@ def test_systems_join_empty_text_dropped_temperature_opt_in():
 
 
 def test_parse_counts_prompt_cache_tokens_as_input():
-    message = AnthropicMessage.model_validate(
+    message = anthropic.types.Message.model_validate(
         {
             "id": "m",
             "type": "message",

@@ -13,7 +13,7 @@ from tests.support.event_loop import run
 
 
 @contextlib.contextmanager
-def _backend(provider: str, tmp_path, tiny_vlm_dir):
+def _backend(provider: str, tmp_path, request):
     opts = {"cache": False}
     if provider in ("openai", "vllm", "anthropic", "google"):
         server_cls = {"anthropic": AnthropicLoopback, "google": GoogleLoopback}.get(provider, OpenAILoopback)
@@ -24,7 +24,7 @@ def _backend(provider: str, tmp_path, tiny_vlm_dir):
                 "straight",
             )
     elif provider == "transformers":
-        yield get_backend(f"transformers:{tiny_vlm_dir}", **opts), None
+        yield get_backend(f"transformers:{request.getfixturevalue('tiny_vlm_dir')}", **opts), None
     elif provider == "reader":  # reads the prompt's text: any text answer, whatever the question
         yield get_backend("reader:text", **opts), None
     elif provider == "replay":
@@ -36,12 +36,12 @@ def _backend(provider: str, tmp_path, tiny_vlm_dir):
 
 
 @pytest.mark.parametrize("provider", providers.names())
-def test_every_provider_answers_text_and_frames(provider, frames, tmp_path, tiny_vlm_dir):
-    request = GenerateRequest(
+def test_every_provider_answers_text_and_frames(provider, frames, tmp_path, request):
+    asked = GenerateRequest(
         messages=[user_message("Turning?", frames[:2])], max_tokens=4, metadata={"sample_id": "s1"}
     )
-    with _backend(provider, tmp_path, tiny_vlm_dir) as (backend, expected):
-        response = run(backend.generate(request))
+    with _backend(provider, tmp_path, request) as (backend, expected):
+        response = run(backend.generate(asked))
     assert isinstance(response, GenerateResponse) and response.cached is False
     assert response.text == expected if expected is not None else isinstance(response.text, str)
     assert backend.usage.requests == 1

@@ -54,7 +54,9 @@ def test_request_body_carries_inline_images_and_system(frames):
     )
     parts = body["contents"][0]["parts"]
     assert body["contents"][0]["role"] == "user"
-    assert [p["inlineData"]["mime_type"] for p in parts[:2]] == ["image/jpeg", "image/jpeg"]
+    # the SDK writes `mime_type` (older releases `mimeType`); the API reads both spellings
+    mime_types = [p["inlineData"].get("mime_type", p["inlineData"].get("mimeType")) for p in parts[:2]]
+    assert mime_types == ["image/jpeg", "image/jpeg"]
     assert [_b64(p["inlineData"]["data"]) for p in parts[:2]] == [i.data for i in images]
     assert parts[2] == {"text": "Turning?"}
     assert response.text == "left" and response.finish_reason == "STOP"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from google.genai import types
-
 from kinegraph.agents import GenerateRequest, Message, ToolCall, encode_image, user_message
 from kinegraph.agents.google_wire import contents, generation_config, parse_generate_content
+from tests.support.lazy import lazy_module
+
+genai = lazy_module("google.genai")
 
 
 def test_roles_images_and_function_turns(frames):
@@ -27,11 +28,11 @@ def test_roles_images_and_function_turns(frames):
     assert out[2]["parts"] == [{"function_response": {"name": "yaw", "response": {"result": "0.2"}}}]
     config = generation_config(request)
     assert config["system_instruction"] == "sys" and config["temperature"] == 0.0
-    types.GenerateContentConfig(**config)  # the SDK accepts it
+    genai.types.GenerateContentConfig(**config)  # the SDK accepts it
 
 
 def test_parse_skips_thoughts_and_bills_thinking_as_output():
-    response = types.GenerateContentResponse.model_validate(
+    response = genai.types.GenerateContentResponse.model_validate(
         {
             "candidates": [
                 {

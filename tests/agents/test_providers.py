@@ -43,7 +43,7 @@ def test_unknown_provider_lists_the_known_ones():
 
 def test_missing_sdk_gives_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "anthropic", None)  # as if the package were not installed
-    with pytest.raises(BackendError, match="pip install anthropic"):
+    with pytest.raises(BackendError, match=r"pip install .kinegraph\[anthropic\]."):
         get_backend("anthropic:claude-haiku-4-5", api_key="k")
 
 

@@ -6,7 +6,6 @@ import asyncio
 
 import numpy as np
 import pytest
-from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from kinegraph.agents import (
     BackendError,
@@ -18,6 +17,9 @@ from kinegraph.agents import (
 )
 from kinegraph.agents.transformers_local import chat_template_messages
 from tests.support.event_loop import run
+from tests.support.lazy import lazy_or_skip
+
+lazy_or_skip("transformers", "the local provider's extra: pip install 'kinegraph[local]'")
 
 
 def _request(text: str, frames: np.ndarray, max_tokens: int = 6) -> GenerateRequest:
@@ -58,6 +60,8 @@ def test_generation_is_what_the_checkpoint_produces_directly(tiny_vlm_dir, frame
     """The backend's answer equals a hand-written AutoProcessor + generate call on the same directory."""
     backend = get_backend(f"transformers:{tiny_vlm_dir}", cache=False)
     answer = run(backend.generate(_request("turn?", frames[:2]))).text
+
+    from transformers import AutoModelForImageTextToText, AutoProcessor
 
     processor = AutoProcessor.from_pretrained(tiny_vlm_dir)
     model = AutoModelForImageTextToText.from_pretrained(tiny_vlm_dir)

@@ -35,6 +35,11 @@ def _b64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _mime_type(inline: dict) -> str:
+    """The SDK writes `mime_type` (older releases `mimeType`); the API reads both spellings."""
+    return inline.get("mime_type", inline.get("mimeType"))
+
+
 def test_gemini_gets_the_video_inline_with_its_rate_as_the_sdk_sends_it(clip):
     from google import genai
     from google.genai import types
@@ -65,7 +70,7 @@ def test_gemini_gets_the_video_inline_with_its_rate_as_the_sdk_sends_it(clip):
     ours, sdks = server.requests[0].body, server.requests[1].body
     assert ours == sdks
     sent = ours["contents"][0]["parts"][0]
-    assert sent["inlineData"]["mime_type"] == "video/mp4" and _b64(sent["inlineData"]["data"]) == video
+    assert _mime_type(sent["inlineData"]) == "video/mp4" and _b64(sent["inlineData"]["data"]) == video
     assert sent["videoMetadata"] == {"fps": 2.0}
     assert response.text == "3 m/s"
 
@@ -141,7 +146,7 @@ def test_providers_without_native_video_get_its_frames_at_the_rate_asked(clip):
             )
         )
     parts = server.requests[0].body["contents"][0]["parts"]
-    assert [p["inlineData"]["mime_type"] for p in parts[:4]] == ["image/jpeg"] * 4 and "text" in parts[4]
+    assert [_mime_type(p["inlineData"]) for p in parts[:4]] == ["image/jpeg"] * 4 and "text" in parts[4]
     means = _decoded_means(openai_images)
     assert np.all(np.diff(means) > 40) and means[0] < 15  # frames 0, 12, 25, 37 in order
 

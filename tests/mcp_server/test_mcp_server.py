@@ -14,11 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
 from kinegraph.tool_registry import default_registry
 from tests.mcp_server.media_root import CAMERA, write_media_root
+from tests.support.lazy import lazy_module
+
+mcp = lazy_module("mcp")
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
@@ -30,7 +31,7 @@ def text_of(result: Any) -> str:
     return "".join(block.text for block in result.content)
 
 
-async def session_calls(client: Client, calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+async def session_calls(client: mcp.Client, calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     out: dict[str, Any] = {"tools": (await client.list_tools()).tools}
     for key, (name, arguments) in calls.items():
         out[key] = await client.call_tool(name, arguments)
@@ -106,12 +107,14 @@ def stdio_results(root: tuple[Path, dict]) -> dict[str, Any]:
     """One stdio session: list the tools, call each on the synthetic media, then the refusals."""
     path, info = root
     calls = stdio_calls(path, info)
+    from mcp.client.stdio import StdioServerParameters
+
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "kinegraph.cli", "mcp", "--data-root", str(path)], env=ENV
     )
 
     async def run() -> dict[str, Any]:
-        async with Client(server) as client:
+        async with mcp.Client(server) as client:
             return await session_calls(client, calls)
 
     return anyio.run(run)
@@ -204,7 +207,7 @@ def test_streamable_http_serves_the_same_tools(root: tuple[Path, dict]) -> None:
             time.sleep(0.1)
 
         async def run() -> dict[str, Any]:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with mcp.Client(f"http://127.0.0.1:{port}/mcp") as client:
                 return await session_calls(
                     client,
                     {

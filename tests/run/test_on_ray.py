@@ -33,10 +33,11 @@ from kinegraph.run.plan import plan_run
 from kinegraph.run.setup import load_samples
 from kinegraph.rundir import read_predictions
 from kinegraph.types import RunConfig
+from tests.support.lazy import lazy_or_skip
 from tests.support.run_data import write_egodyn_world, write_graph_module
 from tests.support.text_reader_model import text_reader
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'kinegraph[ray]')")
+ray = lazy_or_skip("ray", "Ray is not installed (pip install 'kinegraph[ray]')")
 
 
 @pytest.fixture(scope="module")

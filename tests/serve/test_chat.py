@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 
-import openai
 import pytest
 
+from tests.support.lazy import lazy_module
 from tests.support.serving import KEY, TURN, jpeg_bytes, turning
+
+openai = lazy_module("openai")
 
 IMAGE = {
     "type": "image_url",

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from kinegraph.tools.dense_flow import DenseFlowSpec, dense_flow_signals
-from kinegraph.tools.gpu_flow import gpu_flow_signals
-from kinegraph.tools.raft import build_raft
+from tests.support.lazy import lazy_module
+
+torch = lazy_module("torch")
+dense_flow = lazy_module("kinegraph.tools.dense_flow")
+gpu_flow = lazy_module("kinegraph.tools.gpu_flow")
+raft = lazy_module("kinegraph.tools.raft")
 
 
 def _clip(rng: np.random.Generator, frames: int, height: int, width: int, shift_px: int) -> np.ndarray:
@@ -32,33 +34,33 @@ def _assert_same(batched, alone) -> None:
 
 @pytest.mark.slow
 def test_horn_schunck_batched_over_clips_equals_one_clip_at_a_time(clips):
-    spec = DenseFlowSpec(device="cpu")
-    batched = dense_flow_signals(clips, spec, batch_pairs=64)
-    _assert_same(batched, [gpu_flow_signals([c], "cpu")[0] for c in clips])
+    spec = dense_flow.DenseFlowSpec(device="cpu")
+    batched = dense_flow.dense_flow_signals(clips, spec, batch_pairs=64)
+    _assert_same(batched, [gpu_flow.gpu_flow_signals([c], "cpu")[0] for c in clips])
     assert [len(s[0]) for s in batched] == [3, 2, 3]
 
 
 def test_raft_batched_over_clips_equals_one_clip_at_a_time(clips, tmp_path):
     torch.manual_seed(0)
     weights = tmp_path / "raft_small.pth"
-    torch.save(build_raft("small").state_dict(), weights)
-    spec = DenseFlowSpec(method="raft_small", device="cpu", weights=str(weights))
-    batched = dense_flow_signals(clips, spec, batch_pairs=4)
-    alone = [dense_flow_signals([c], spec, batch_pairs=1)[0] for c in clips]
+    torch.save(raft.build_raft("small").state_dict(), weights)
+    spec = dense_flow.DenseFlowSpec(method="raft_small", device="cpu", weights=str(weights))
+    batched = dense_flow.dense_flow_signals(clips, spec, batch_pairs=4)
+    alone = [dense_flow.dense_flow_signals([c], spec, batch_pairs=1)[0] for c in clips]
     _assert_same(batched, alone)
     assert all(np.all(np.isfinite(np.concatenate(list(s)))) for s in batched)
 
 
 def test_spec_refuses_what_it_cannot_run():
     with pytest.raises(ValueError, match="flow method must be one of"):
-        DenseFlowSpec(method="farneback")  # type: ignore[arg-type]
+        dense_flow.DenseFlowSpec(method="farneback")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="RAFT only"):
-        DenseFlowSpec(weights="/some/file.pth")
+        dense_flow.DenseFlowSpec(weights="/some/file.pth")
     with pytest.raises(ValueError, match="max_width_px"):
-        DenseFlowSpec(max_width_px=8)
+        dense_flow.DenseFlowSpec(max_width_px=8)
 
 
 def test_raft_without_weights_anywhere_names_where_it_looked(clips, tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     with pytest.raises(FileNotFoundError, match="raft_large"):
-        dense_flow_signals(clips[:1], DenseFlowSpec(method="raft_large", device="cpu"))
+        dense_flow.dense_flow_signals(clips[:1], dense_flow.DenseFlowSpec(method="raft_large", device="cpu"))

@@ -24,6 +24,7 @@ from kinegraph.agents.errors import BackendError, RetryableError, http_failure, 
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.sdk_mismatch import lacks_field, sdk_mismatch
 from kinegraph.agents.video import as_frames, video_input
 from kinegraph.types import Status
 
@@ -90,9 +91,13 @@ class AnthropicBackend:
             raise BackendError(f"anthropic:{self.model}: {exc}") from None
         except ValueError as exc:  # a 200 whose body is not JSON (cut off or malformed)
             raise RetryableError(f"the server's answer is not JSON: {exc}") from None
+        except (AttributeError, TypeError) as exc:  # a parameter or method this SDK release lacks
+            raise sdk_mismatch(f"anthropic:{self.model}", sdk, exc) from None
         try:
             return parse_message(message)
         except (AttributeError, KeyError, TypeError) as exc:
+            if lacks_field(exc, message, sdk):
+                raise sdk_mismatch(f"anthropic:{self.model}", sdk, exc) from None
             raise RetryableError(f"malformed Messages answer ({exc!r})") from None
 
     async def aclose(self) -> None:

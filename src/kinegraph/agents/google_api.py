@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pydantic
+
 from kinegraph.agents.body_limit import DEFAULT_MAX_RESPONSE_BYTES, capped_transport, check_max_bytes
 from kinegraph.agents.errors import BackendError, ResponseTooLargeError, RetryableError, http_failure
 from kinegraph.agents.google_wire import contents, generation_config, parse_generate_content
 from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.sdk_mismatch import lacks_field, sdk_mismatch
 from kinegraph.agents.video import VideoInput, as_frames, video_input
 from kinegraph.types import Status
 
@@ -42,7 +45,7 @@ class GoogleBackend:
         video: VideoInput = "frames",
         seed: int | None = None,
     ) -> None:
-        self.genai = require_sdk("google.genai", "google-genai", "google")
+        self.genai = require_sdk("google.genai", "google", "google")
         self.model = model
         self.video = video_input(f"google:{model}", video, native=True)
         self.params: dict[str, Any] = {"video": "native"} if self.video == "native" else {}
@@ -61,7 +64,10 @@ class GoogleBackend:
 
             capped = httpx.AsyncClient(transport=capped_transport(httpx, max_response_bytes))
             http_options = {**options, "httpx_async_client": capped}
-            return self.genai.Client(api_key=api_key, http_options=http_options), capped
+            try:
+                return self.genai.Client(api_key=api_key, http_options=http_options), capped
+            except (TypeError, pydantic.ValidationError) as exc:  # an option this SDK release lacks
+                raise sdk_mismatch(f"google:{model}", self.genai, exc) from None
 
         async def close(made: tuple[Any, Any]) -> None:
             await made[0].aio.aclose()
@@ -92,9 +98,16 @@ class GoogleBackend:
             raise RetryableError("request timed out", status=Status.timeout) from None
         except self._transport_errors as exc:
             raise RetryableError(f"connection failed: {exc!r}") from None
-        except (ValueError, TypeError) as exc:
+        except (AttributeError, TypeError, pydantic.ValidationError) as exc:  # what this SDK release lacks
+            raise sdk_mismatch(f"google:{self.model}", self.genai, exc) from None
+        except ValueError as exc:
             raise BackendError(f"google:{self.model}: {exc}") from None
-        return parse_generate_content(response, self.model)
+        try:
+            return parse_generate_content(response, self.model)
+        except AttributeError as exc:
+            if lacks_field(exc, response, self.genai):
+                raise sdk_mismatch(f"google:{self.model}", self.genai, exc) from None
+            raise
 
     async def aclose(self) -> None:
         await self._client.aclose()

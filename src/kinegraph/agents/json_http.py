@@ -49,7 +49,7 @@ class JsonPoster:
         max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         check_max_bytes(max_bytes)
-        self.aiohttp = require_sdk("aiohttp", "aiohttp", spec.partition(":")[0])
+        self.aiohttp = require_sdk("aiohttp", None, spec.partition(":")[0])
         self.max_bytes = max_bytes
         self.base_url = base_url.rstrip("/")
         self.spec = spec

@@ -31,6 +31,7 @@ from kinegraph.agents.limits import LoopLocal
 from kinegraph.agents.openai_wire import accepts_temperature, chat_body, parse_chat_json
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse
 from kinegraph.agents.providers import api_key_from_env, require_sdk
+from kinegraph.agents.sdk_mismatch import sdk_mismatch
 from kinegraph.agents.video import VideoInput, as_frames, video_input
 from kinegraph.types import Status
 
@@ -104,6 +105,8 @@ class SdkPoster:
             raise BackendError(f"{self.spec}: {exc}") from None
         except ValueError as exc:  # a 200 whose body is not JSON (cut off or malformed)
             raise RetryableError(f"the server's answer is not JSON: {exc}") from None
+        except (AttributeError, TypeError) as exc:  # a parameter or method this SDK release lacks
+            raise sdk_mismatch(self.spec, sdk, exc) from None
 
     async def aclose(self) -> None:
         await self._clients.aclose()

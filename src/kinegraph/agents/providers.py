@@ -7,7 +7,6 @@ cache, rate limits, retries and cost accounting (`ManagedBackend`).
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Callable
@@ -103,14 +102,15 @@ def get_backend(
     )
 
 
-def require_sdk(module: str, package: str, provider: str) -> ModuleType:
-    """Import a provider's SDK, or fail with the pip command that installs it."""
+def require_sdk(module: str, extra: str | None, provider: str) -> ModuleType:
+    """Import a provider's SDK, or fail with the pip command that installs it: the extra that carries it
+    (None: the core install carries it, and the message names the distribution)."""
+    from kinegraph.extras import MissingExtraError, require
+
     try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise BackendError(
-            f"the {provider} provider needs the {package!r} package: pip install {package}"
-        ) from None
+        return require(module, f"the {provider} provider", extra)
+    except MissingExtraError as exc:
+        raise BackendError(str(exc)) from None
 
 
 def api_key_from_env(given: str | None, env_vars: tuple[str, ...], spec: str) -> str:

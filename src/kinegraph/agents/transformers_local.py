@@ -63,8 +63,8 @@ class TransformersBackend:
         path = Path(model).expanduser()
         if not path.is_dir():
             raise UnknownModelError(f"transformers:{model}: no local weights directory at {path}")
-        transformers = require_sdk("transformers", "transformers", "transformers")
-        self.torch = require_sdk("torch", "torch", "transformers")
+        transformers = require_sdk("transformers", "local", "transformers")
+        self.torch = require_sdk("torch", "local", "transformers")
         self.model = model
         self.device = device or ("cuda" if self.torch.cuda.is_available() else "cpu")
         if dtype is None:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from kinegraph.benchmarks.hf_snapshots import one_snapshot
 from kinegraph.errors import DataError
+from kinegraph.extras import require
 from kinegraph.jsonfiles import read_json, read_jsonl
 
 DATA_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".parquet", ".arrow")
@@ -24,6 +22,7 @@ _METADATA_FILES = frozenset({"dataset_info.json", "state.json", "dataset_dict.js
 
 
 def _read_arrow(path: Path) -> list[dict[str, Any]]:
+    pa = require("pyarrow", f"reading {path.name}")
     try:
         with pa.memory_map(str(path)) as source:
             try:
@@ -53,7 +52,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """Rows of one data file (JSONL, JSON array, Parquet or Arrow)."""
     path = Path(path)
     if path.suffix == ".parquet":
-        return pq.read_table(path).to_pylist()
+        return require("pyarrow.parquet", f"reading {path.name}").read_table(path).to_pylist()
     if path.suffix == ".arrow":
         return _read_arrow(path)
     if path.suffix in (".json", ".jsonl"):

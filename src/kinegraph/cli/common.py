@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from typer._click import exceptions as click_errors  # typer vendors click; its errors live here
 from typer.core import TyperGroup
 
 #: Options whose value may be left out (`--ray` alone = `--ray local`); typer has no optional-value options.
@@ -56,19 +55,24 @@ class KinegraphGroup(TyperGroup):
             return super().main(args, *rest, standalone_mode=False, **kwargs)
         try:
             code = super().main(args, *rest, standalone_mode=False, **kwargs)
-        except click_errors.NoArgsIsHelpError as exc:
-            typer.echo(exc.ctx.get_help() if exc.ctx else exc.format_message(), err=True)
-            sys.exit(2)
-        except click_errors.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx else "kinegraph"
-            typer.echo(f"error: {where}: {exc.format_message().rstrip('.')} (see {where} --help)", err=True)
-            sys.exit(2)
-        except click_errors.ClickException as exc:
-            typer.echo(f"error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("error: interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:
+            from kinegraph import click_errors  # typer vendors click; its usage errors, by public names
+
+            if isinstance(exc, click_errors.NoArgsIsHelpError):
+                typer.echo(exc.ctx.get_help() if exc.ctx else exc.format_message(), err=True)
+                sys.exit(2)
+            if isinstance(exc, click_errors.UsageError):
+                where = exc.ctx.command_path if exc.ctx else "kinegraph"
+                what = exc.format_message().rstrip(".")
+                typer.echo(f"error: {where}: {what} (see {where} --help)", err=True)
+                sys.exit(2)
+            if isinstance(exc, click_errors.ClickException):
+                typer.echo(f"error: {exc.format_message()}", err=True)
+                sys.exit(exc.exit_code)
+            raise
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -124,9 +128,12 @@ def clean_errors(func: F) -> F:
         except Exception as exc:
             # imported only once something failed: the agents package (asyncio, SQLite) slows every start
             from kinegraph.agents.errors import BackendError
+            from kinegraph.extras import missing_extra
 
             if isinstance(exc, BackendError):
                 raise fail(str(exc)) from None
+            if (missing := missing_extra(exc, f"kinegraph {func.__name__.replace('_', ' ')}")) is not None:
+                raise fail(str(missing)) from None
             raise
 
     return wrapper  # type: ignore[return-value]

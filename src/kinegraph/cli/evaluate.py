@@ -6,9 +6,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from kinegraph.cli.common import (
     F,
@@ -21,12 +20,12 @@ from kinegraph.cli.common import (
 class EvaluateGroup(TyperGroup):
     """`kinegraph evaluate`: one subcommand per registered suite, built only when it is asked for."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: typer.Context) -> list[str]:
         from kinegraph.suites import suites
 
         return suites.names()
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> TyperCommand | None:
         from kinegraph.suites import suites
 
         if cmd_name not in suites:

@@ -120,16 +120,19 @@ def mcp_command(
     ] = 1024,
 ) -> None:
     """Serve the deterministic tools over the Model Context Protocol (see docs/mcp.md)."""
-    from kinegraph.serve.settings import is_loopback
+    from kinegraph.extras import MissingExtraError
 
+    try:
+        from kinegraph.mcp.server import serve_mcp
+        from kinegraph.serve.settings import is_loopback
+        from kinegraph.tool_registry import MediaLimits
+    except ImportError as exc:
+        raise fail(str(MissingExtraError("kinegraph mcp", exc.name or "mcp", "mcp"))) from None
     if transport not in ("stdio", "http"):
         raise fail(f"--transport must be stdio or http, got {transport!r}")
     if transport == "http" and not is_loopback(host):
         raise fail(f"refusing to listen on {host}: the MCP server has no authentication (use loopback)")
     try:
-        from kinegraph.mcp.server import serve_mcp
-        from kinegraph.tool_registry import MediaLimits
-
         if max_calls < 1:
             raise ValueError(f"--max-calls must be at least 1, got {max_calls}")
         if not 1 <= max_decoded_mb <= 2**20:
@@ -137,8 +140,6 @@ def mcp_command(
         limits = MediaLimits(
             data_root, max_frames, max_image_pixels, max_video_frames, max_decoded_mb * 2**20
         ).checked_root()
-    except ImportError as exc:
-        raise fail(f"kinegraph mcp needs the MCP SDK ({exc.name}): pip install 'kinegraph[mcp]'") from None
     except ValueError as exc:
         raise fail(str(exc)) from None
     serve_mcp(limits, transport, host, port, max_calls)  # type: ignore[arg-type]

@@ -169,7 +169,7 @@ class GraphSpec:
     @property
     def builder(self) -> Callable[..., Any]:
         """The builder function (importing its module the first time)."""
-        return import_object(self.target)  # type: ignore[return-value]
+        return import_object(self.target, self.name)  # type: ignore[return-value]
 
     @cached_property
     def options(self) -> tuple[OptionSpec, ...]:

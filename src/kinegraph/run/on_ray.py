@@ -36,7 +36,7 @@ from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
 from kinegraph.types import RunConfig, Sample, Status
 
-INSTALL_HINT = "Ray is not installed: pip install 'kinegraph[ray]' (or pip install ray)"
+INSTALL_HINT = "kinegraph run --ray needs ray: pip install 'kinegraph[ray]'"
 
 
 class RayOptions(BaseModel):

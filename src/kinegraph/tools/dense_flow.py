@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from kinegraph.extras import need
 from kinegraph.tools.flow import MAX_WIDTH_PX, FlowSignals
 from kinegraph.tools.motion_signals import as_clip
 
@@ -42,6 +43,7 @@ class DenseFlowSpec:
     def __post_init__(self) -> None:
         if self.method not in FLOW_METHODS:
             raise ValueError(f"flow method must be one of {list(FLOW_METHODS)}, got {self.method!r}")
+        need("torch", f"the {self.method} flow", "gpu")
         if self.method == "horn_schunck" and self.weights is not None:
             raise ValueError("flow weights apply to RAFT only (method raft_small or raft_large)")
         if self.max_width_px < 16:

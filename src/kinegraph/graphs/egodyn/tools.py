@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 
 from kinegraph.benchmarks.egodyn.loader import load_arrays
 from kinegraph.benchmarks.egodyn.measured_clip import tcogmap_probe
+from kinegraph.extras import need
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
@@ -226,6 +227,7 @@ def build_gpu_flow(
     up to `batch_pairs` frame pairs (default 256 on CUDA, 8 on CPU). `raft_preprocessing`: EgoDyn's
     baseline input preparation (`upstream`, the RAFT row's) or the non-official `centred_edge`.
     `thresholds`: the flow deadzones to change (`egodyn.flow`'s names; the RAFT row keeps the paper's)."""
+    need("torch", "egodyn.gpu_flow", "gpu")
     spec = DenseFlowSpec(
         method=method, weights=weights, batch_pairs=batch_pairs, raft_preprocessing=raft_preprocessing
     )
