@@ -138,7 +138,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset("kinegraph" if name == "kinegraph" else f"kinegraph.{name}" for name in floor.split())
     for floor in (
         "types registry errors media rundir atomic bounded_read paths media_limits jsonfiles microbatch "
-        "roles subsets unicode_text yaml_files fixtures",
+        "roles subsets unicode_text yaml_files fixtures extras click_errors",
         "agents tools",
         "benchmarks",
         "suites",
