@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kinegraph.benchmarks.card import Card
 from kinegraph.registry import Registry, UnknownEntryError, import_object
 from kinegraph.types import Prediction, Sample
 
@@ -86,7 +87,7 @@ class GroupStats:
 
 @dataclass(frozen=True)
 class Suite:
-    """Everything kinegraph needs to run and compare a benchmark."""
+    """Everything kinegraph needs to run and compare a benchmark; its facts are on its `card`."""
 
     name: str
     load: Callable[..., list[Sample]]
@@ -111,6 +112,8 @@ class Suite:
     subset_keys: dict[str, Callable[[Sample], str | None]] = field(default_factory=dict)
     # the subset key `reproduce --limit N` spreads over (N groups per task / category): averages defined
     strata: str | None = None
+    # the benchmark's card (paper, licence, upstream, Hub layout, context schema, ad-hoc questions)
+    card: Card | None = None
 
     @property
     def scorer(self) -> str:
