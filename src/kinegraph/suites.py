@@ -209,3 +209,10 @@ def synthetic_generator(name: str) -> Generate:
         return generators.get(name)
     known = sorted([n for n in suites if suites.get(n).generate is not None] + generators.names())
     raise UnknownEntryError(f"unknown synthetic world {name!r}; known: {', '.join(known)}")
+
+
+def card_of(name: str | None) -> Card | None:
+    """The card of benchmark `name`, or None for a name that is no registered benchmark (a user's graph)."""
+    if name is None or name not in suites:
+        return None
+    return suites.get(name).card

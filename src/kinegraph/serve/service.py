@@ -35,6 +35,7 @@ from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QARespons
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.serve.stream import OnProgress, node_summary
 from kinegraph.serve.trajectories import measured_motion, nuscenes_scene, pose_context, trajectory_context
+from kinegraph.suites import card_of
 from kinegraph.types import FrameRecord, Media, Prediction, Sample, Status
 
 log = logging.getLogger("kinegraph.serve")
@@ -100,12 +101,10 @@ def served_options(
 
 
 def _answers_only(graph: GraphSpec) -> str:
-    """What a VLM-free graph answers, for the refusal of a question it does not."""
-    if graph.family == "egodyn" and not graph.needs_model:
-        from kinegraph.benchmarks.egodyn.questions import default_question_bank
-
-        ids = ", ".join(default_question_bank())
-        return f": it answers questions of the EgoDyn bank only (question_id one of {ids}; see docs/serve.md)"
+    """What a VLM-free graph answers (its benchmark card says), for the refusal of a question it does not."""
+    card = card_of(graph.family)
+    if card is not None and card.vlm_free_scope is not None and not graph.needs_model:
+        return f": {card.vlm_free_scope()}"
     return ""
 
 

@@ -1,7 +1,8 @@
 """What a graph takes and returns in LangGraph Studio (`langgraph dev`): plain JSON, one schema per family.
 
 Studio sends JSON, so each benchmark family has a TypedDict input schema: the questions of one clip as
-JSON objects in the loaders' record format (`Sample` fields, with the family's context fields named), and
+JSON objects in the loaders' record format (`Sample` fields, with the context schema of the family's
+benchmark card), and
 the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA_ROOT`). References are
 confined and media checked by the same code `serve` and MCP use (`kinegraph.paths`,
 `kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`). `read_samples` validates an input with
@@ -20,6 +21,7 @@ from typing_extensions import TypedDict  # pydantic builds schemas only from thi
 
 from kinegraph import paths
 from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video
+from kinegraph.suites import card_of
 from kinegraph.types import Media, Sample
 
 MEDIA_ROOT_ENV = "KINEGRAPH_MEDIA_ROOT"
@@ -40,81 +42,6 @@ class StudioMedia(TypedDict, total=False):
     fps: float
 
 
-@with_config(_STRICT)
-class EgoDynContext(TypedDict, total=False):
-    """EgoDyn: the clip's kinematics arrays (.npz under the media root) and summary features."""
-
-    arrays_path: str
-    features: dict[str, float]
-    t_start: float
-    t_end: float
-    camera: dict[str, Any]
-
-
-@with_config(_STRICT)
-class QuantiPhyContext(TypedDict, total=False):
-    """QuantiPhy: the prior and depth text of the question; `source_dir` (under the media root) holds a
-    synthetic world's truth sidecar for the tracker graphs."""
-
-    ground_truth_prior: str
-    depth_info: str
-    fps: float
-    video_source: str
-    alt_prior: str
-    alt_posterior: float
-    counterfactual_factor: float
-    source_dir: str
-
-
-@with_config(_STRICT)
-class TADContext(TypedDict, total=False):
-    """TAD: the scene's keyframe tokens, keysegments and ego poses (`timestamp_us`, `translation_m`,
-    `rotation_wxyz`)."""
-
-    scene_token: str
-    sample_token: str
-    frame_tokens: list[str]
-    keysegments: list[Any]
-    keyframes_token_formatted: Any
-    keyframes_index_formatted: Any
-    ego_poses: dict[str, list[Any]]
-
-
-@with_config(_STRICT)
-class STSBenchContext(TypedDict, total=False):
-    """STSBench: the scenario's ego, agent and other-agent records (ego poses included)."""
-
-    ego: dict[str, Any]
-    agent: dict[str, Any]
-    other_agent: dict[str, Any]
-
-
-@with_config(_STRICT)
-class DSIContext(TypedDict, total=False):
-    """DSI-Bench: the options as the official prompt prints them, and the video sampling rate."""
-
-    options_text: str
-    sampling_fps: float
-
-
-@with_config(_STRICT)
-class AutoDriDMContext(TypedDict, total=False):
-    """AutoDriDM: the image's name and the options as the paper's prompt prints them."""
-
-    image_name: str
-    options_text: str
-
-
-#: The context fields each family's graphs read; a family not listed takes any JSON object.
-CONTEXTS: dict[str, type] = {
-    "egodyn": EgoDynContext,
-    "quantiphy": QuantiPhyContext,
-    "tad": TADContext,
-    "stsbench": STSBenchContext,
-    "dsi": DSIContext,
-    "autodridm": AutoDriDMContext,
-}
-
 #: Context fields that name files, resolved under the media root like the clip itself.
 FILE_FIELDS = ("arrays_path", "source_dir")
 
@@ -128,7 +55,8 @@ class StudioOutput(TypedDict):
 @cache
 def input_schema(family: str | None) -> type:
     """The Studio input TypedDict of a family: `samples` (one clip's questions) and the clip's `media`."""
-    context = CONTEXTS.get(family or "", dict[str, Any])
+    card = card_of(family)
+    context = card.context if card is not None and card.context is not dict else dict[str, Any]
     name = "".join(part.title() for part in (family or "any").split("_"))
     sample = with_config(_STRICT)(
         TypedDict(

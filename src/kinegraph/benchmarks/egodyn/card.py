@@ -14,7 +14,7 @@ _STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 @with_config(_STRICT)
 class EgoDynContext(TypedDict, total=False):
-    """EgoDyn: the clip's kinematics arrays (.npz) and summary features."""
+    """EgoDyn: the clip's kinematics arrays (.npz under the media root) and summary features."""
 
     arrays_path: str
     features: dict[str, float]

@@ -15,8 +15,8 @@ _KIND = {"length": "S", "speed": "V", "acceleration": "A"}
 
 @with_config(_STRICT)
 class QuantiPhyContext(TypedDict, total=False):
-    """QuantiPhy: the prior and depth text of the question; `source_dir` holds a synthetic world's truth
-    sidecar for the tracker graphs."""
+    """QuantiPhy: the prior and depth text of the question; `source_dir` (under the media root) holds a
+    synthetic world's truth sidecar for the tracker graphs."""
 
     ground_truth_prior: str
     depth_info: str
