@@ -34,7 +34,14 @@ from kinegraph.serve.samples import request_sample
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.serve.stream import OnProgress, node_summary
-from kinegraph.serve.trajectories import measured_motion, nuscenes_scene, pose_context, trajectory_context
+from kinegraph.serve.trajectories import (
+    keyframe_poses,
+    keyframes_of,
+    measured_motion,
+    nuscenes_scene,
+    pose_context,
+    trajectory_context,
+)
 from kinegraph.suites import card_of
 from kinegraph.types import FrameRecord, Media, Prediction, Sample, Status
 
@@ -217,8 +224,10 @@ class QAService:
         workdir = tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True)
         try:
             async with self._within(deadline):
+                card = card_of(graph.family)
+                rate_hz = card.keyframe_rate_hz if card is not None else None
                 media, context, made = await asyncio.to_thread(
-                    self._inputs, request, uploads, Path(workdir.name), request_id, to_measure
+                    self._inputs, request, uploads, Path(workdir.name), request_id, to_measure, rate_hz
                 )
             sample, shaped = request_sample(request, graph.family, request_id, media, context)
         except ServeError as exc:  # e.g. frames no probe can measure, named as the client knows them
@@ -275,10 +284,19 @@ class QAService:
             ) from None
 
     def _inputs(
-        self, request: QARequest, uploads: Uploads, workdir: Path, request_id: str, to_measure: list[str]
+        self,
+        request: QARequest,
+        uploads: Uploads,
+        workdir: Path,
+        request_id: str,
+        to_measure: list[str],
+        keyframe_rate_hz: float | None = None,
     ) -> tuple[Media, dict[str, Any], dict[str, str]]:
-        """The media and context of the request: given, read from a nuScenes scene, or measured."""
+        """The media and context of the request: given, read from a nuScenes scene, or measured. For a
+        graph that reads keyframes (`keyframe_rate_hz`), a video becomes its keyframes at that rate."""
         context: dict[str, Any] = {}
+        made: dict[str, str] = {}
+        video = None
         if request.nuscenes_scene is not None:
             if request.images or uploads.frames or request.frame_paths or request.video_path or uploads.video:
                 raise invalid("give frames one way only: a nuscenes_scene brings its own keyframes")
@@ -292,6 +310,9 @@ class QAService:
                 )
         else:
             media = build_media(request, uploads, self.settings, workdir)
+        if keyframe_rate_hz is not None and media.kind == "video":
+            video, media = media, keyframes_of(media, keyframe_rate_hz, workdir, self.settings.max_frames)
+            made["frames"] = f"keyframes at {keyframe_rate_hz:g} Hz from the video"
         if request.trajectory is not None:
             context.update(trajectory_context(request.trajectory, workdir))
         if request.ego_poses is not None:
@@ -299,14 +320,17 @@ class QAService:
             if n and len(request.ego_poses.timestamps_s) != n:
                 raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames")
             context["ego_poses"] = pose_context(request.ego_poses)
-        made = {}
+        if "ego_poses" in to_measure and video is not None:
+            context["ego_poses"], made["ego_poses"] = keyframe_poses(request, video, media, request_id)
+            to_measure = [f for f in to_measure if f != "ego_poses"]
         if to_measure:
             kinematics, poses = measured_motion(media, workdir, request_id)
             if "trajectory" in to_measure:
                 context.update(kinematics)
+                made["trajectory"] = "measured"
             if "ego_poses" in to_measure:
                 context["ego_poses"] = poses
-            made = {"trajectory": "measured"}
+                made["ego_poses"] = "measured"
         return media, context, made
 
     def _public_frames(self, frames: FrameRecord | None, workdir: Path) -> FrameRecord | None:

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from kinegraph.errors import DataError
+from kinegraph.graphs.keyframes import measured_poses, planar_poses, poses_at, video_keyframes
 from kinegraph.paths import resolve_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import invalid
-from kinegraph.serve.schemas import EgoPoses, Trajectory
+from kinegraph.serve.schemas import EgoPoses, QARequest, Trajectory
 from kinegraph.types import Media, Sample
 
 
@@ -51,14 +52,30 @@ def pose_context(poses: EgoPoses) -> dict[str, list]:
     }
 
 
-def planar_poses(timestamps_s: Any, x_m: Any, y_m: Any, yaw_rad: Any) -> dict[str, list]:
-    """Ground-plane poses (z = 0, rotation about z by the yaw) in the TAD loader's form."""
-    yaw = np.asarray(yaw_rad, dtype=float)
-    return {
-        "timestamp_us": [round(float(t) * 1e6) for t in timestamps_s],
-        "translation_m": [[float(x), float(y), 0.0] for x, y in zip(x_m, y_m, strict=True)],
-        "rotation_wxyz": [[float(np.cos(a / 2)), 0.0, 0.0, float(np.sin(a / 2))] for a in yaw],
-    }
+def keyframes_of(video: Media, rate_hz: float, workdir: Path, max_frames: int) -> Media:
+    """The keyframes of a request's video at `rate_hz` (files in the request's workdir); a 422 naming
+    the video when it yields too many or too few."""
+    try:
+        return video_keyframes(video, rate_hz, workdir / "keyframes", max_frames)
+    except DataError as exc:
+        raise invalid(f"video: {exc.message}") from None
+
+
+def keyframe_poses(request: QARequest, video: Media, keyframes: Media, request_id: str) -> tuple[dict, str]:
+    """Ego poses at the keyframes of a request's video, and how they were made: read off the request's
+    planar `trajectory` (its clock is the video's), else measured from every frame of the video."""
+    times = keyframes.timestamps_s or []
+    if request.trajectory is not None:
+        t = request.trajectory
+        try:
+            poses = poses_at(times, t.timestamps_s, t.x_m, t.y_m, t.yaw_rad, "trajectory")
+        except DataError as exc:
+            raise invalid(f"trajectory: {exc.message}") from None
+        return poses, "from trajectory"
+    try:
+        return measured_poses(video, keyframes, request_id), "measured"
+    except (DataError, OSError, ValueError) as exc:
+        raise invalid(f"cannot measure the ego poses from this video: {exc}") from None
 
 
 def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict, dict]:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict  # pydantic builds schemas only from this one on 3.11
 
-from kinegraph.benchmarks.card import Card, HubLayout, Question, QuestionRefused
+from kinegraph.benchmarks.card import Card, HubLayout, Question, QuestionRefused, lettered
 from kinegraph.benchmarks.tad.loader import (
     CONFIGS,
     KEYFRAME_RATE_HZ,
@@ -63,7 +63,8 @@ def keysegments(given: Any, n_frames: int, times_s: list[float], made: dict[str,
 
 
 def shape(question: Question, fields: dict[str, Any], made: dict[str, str]) -> None:
-    """TAD's scene layout: frame tokens, keysegments (token and index forms), level and answer kind."""
+    """TAD's scene layout: lettered options, frame tokens, keysegments (token and index forms), level and
+    answer kind."""
     media = question.media
     task, given = question.extras.get("task"), question.extras.get("keysegments")
     if task is not None and task not in TASKS:
@@ -77,6 +78,8 @@ def shape(question: Question, fields: dict[str, Any], made: dict[str, str]) -> N
     segments = keysegments(given, n, media.timestamps_s or [], made) if scene else [list(range(n))]
     if not segments:
         raise QuestionRefused("keysegments: give at least one, or 'derive'")
+    if question.options:  # as the dataset writes them: `A. Turn left.`
+        fields["options"] = lettered(question.options, ". ")
     tokens = [f"frame{i}" for i in range(n)]
     anchors = [s[len(s) // 2] for s in segments]
     fields["context"].update(
