@@ -34,6 +34,7 @@ from kinegraph.studio.inputs import (
     input_schema,
     read_samples,
 )
+from kinegraph.studio.keyframes import keyframe_samples
 from kinegraph.types import Sample
 
 MODEL_ENV = "KINEGRAPH_MODEL"
@@ -126,7 +127,8 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
     def read_input(state: StudioState) -> dict[str, Any]:
         """Validate the JSON input and resolve its files (a sync node: it touches the file system)."""
         given = {key: state[key] for key in ("samples", "media") if key in state}  # type: ignore[literal-required]
-        return {"checked": [s.model_dump(mode="json") for s in read_samples(spec.family, given)]}
+        samples = keyframe_samples(spec, read_samples(spec.family, given))  # a video: its keyframes
+        return {"checked": [s.model_dump(mode="json") for s in samples]}
 
     async def run_graph(state: StudioState, config: RunnableConfig) -> dict[str, Any]:
         """Invoke the catalog graph on the samples; every sample comes back as a JSON prediction."""
