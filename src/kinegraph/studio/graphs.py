@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict  # pydantic (and so the Studio schemas) read only this on 3.11
 
-from kinegraph.graphs import GraphSpec, graphs
+from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.media_limits import decoding_within
 from kinegraph.studio.inputs import (
@@ -116,7 +116,7 @@ def compiled_graph(name: str, options: Mapping[str, Any]) -> CompiledStateGraph:
 @functools.lru_cache(maxsize=256)
 def _compiled(name: str, options_json: str) -> CompiledStateGraph:
     """`compiled_graph`'s cache, keyed by the options as JSON with sorted keys (failures are not kept)."""
-    return graphs.get(name).build(json.loads(options_json))
+    return graph_spec(name).build(json.loads(options_json))
 
 
 def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
