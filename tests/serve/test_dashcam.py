@@ -140,3 +140,30 @@ def test_a_video_too_long_for_the_frame_limit_is_a_422_naming_the_video(server, 
     assert body["error"]["message"] == (
         "video: 7 keyframes at 2 Hz exceed the limit of 4 frames per request (send a clip of at most 1.5 s)"
     )
+
+
+def test_frames_with_a_trajectory_get_their_poses_from_it(server, dashcam) -> None:
+    """TCogMap on frame files: the poses are read off the given trajectory at the frames' times."""
+    root, video, _ = dashcam
+    frames, _ = read_video(root / video, [0, 5, 10, 15, 20, 25])
+    names = []
+    for k, rgb in enumerate(frames):
+        write_image(root / "frames" / f"{k}.jpg", rgb)
+        names.append(f"frames/{k}.jpg")
+    fields = {"question": "What is the ego vehicle doing?", "options": ["Turn left.", "Go straight."]}
+    status, body = ask(
+        server,
+        graph="tad.tcogmap",
+        frame_paths=names,
+        fps=2.0,
+        task="mc_action",
+        trajectory=turning(0.4),
+        **fields,
+    )
+    assert status == 200, body
+    assert body["inputs"] == {"ego_poses": "from trajectory"}
+    assert "Motion summary" in body["trace"][0]["prompt"]
+    status, body = ask(server, graph="tad.tcogmap", frame_paths=names, fps=1.0, task="mc_action",
+                       trajectory=turning(0.4), **fields)  # fmt: skip
+    assert status == 422
+    assert body["error"]["message"] == "trajectory: covers 0..3.1 s; the keyframes span 0..5 s"

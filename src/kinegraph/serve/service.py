@@ -318,9 +318,10 @@ class QAService:
         if request.ego_poses is not None:
             n = len(media.frame_paths)
             if n and len(request.ego_poses.timestamps_s) != n:
-                raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames")
+                which = f" (the video's {made['frames']})" if video is not None else ""
+                raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames{which}")
             context["ego_poses"] = pose_context(request.ego_poses)
-        if "ego_poses" in to_measure and video is not None:
+        if "ego_poses" in to_measure and (video is not None or request.trajectory is not None):
             context["ego_poses"], made["ego_poses"] = keyframe_poses(request, video, media, request_id)
             to_measure = [f for f in to_measure if f != "ego_poses"]
         if to_measure:

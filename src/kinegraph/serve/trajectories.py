@@ -17,6 +17,7 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.graphs.keyframes import measured_poses, planar_poses, poses_at, video_keyframes
+from kinegraph.media import clip_times_s
 from kinegraph.paths import resolve_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import invalid
@@ -61,17 +62,24 @@ def keyframes_of(video: Media, rate_hz: float, workdir: Path, max_frames: int) -
         raise invalid(f"video: {exc.message}") from None
 
 
-def keyframe_poses(request: QARequest, video: Media, keyframes: Media, request_id: str) -> tuple[dict, str]:
-    """Ego poses at the keyframes of a request's video, and how they were made: read off the request's
-    planar `trajectory` (its clock is the video's), else measured from every frame of the video."""
-    times = keyframes.timestamps_s or []
+def keyframe_poses(
+    request: QARequest, video: Media | None, keyframes: Media, request_id: str
+) -> tuple[dict, str]:
+    """Ego poses at the frames' times, and how they were made: read off the request's planar `trajectory`
+    (its clock is the clip's), else measured from every frame of the `video` the frames were sampled from."""
     if request.trajectory is not None:
+        try:
+            times = clip_times_s(keyframes, len(keyframes.frame_paths))
+        except DataError:
+            raise invalid("trajectory: the frames have no times to read poses at (send fps)") from None
         t = request.trajectory
         try:
             poses = poses_at(times, t.timestamps_s, t.x_m, t.y_m, t.yaw_rad, "trajectory")
         except DataError as exc:
             raise invalid(f"trajectory: {exc.message}") from None
         return poses, "from trajectory"
+    if video is None:
+        raise ValueError("keyframe_poses measures poses from a video")
     try:
         return measured_poses(video, keyframes, request_id), "measured"
     except (DataError, OSError, ValueError) as exc:
