@@ -3,7 +3,9 @@
 A reference is a relative path; `..`, absolute paths and symlinks that lead outside the root are refused.
 The path is resolved, then walked again component by component from a descriptor of the root with
 `O_NOFOLLOW`, so a directory swapped for a symlink between the check and the open is refused instead of
-followed; `open_under` hands back that descriptor's file for reading.
+followed. `copy_under` gives the file opened that way a private name (`kinegraph.opened`) for decoders to
+read: nothing is reopened by a name under the root, so a swap after the open changes nothing either.
+`resolve_under` (a path, for folders and for options a graph reads later) checks without that guarantee.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import stat
 from pathlib import Path
 
 from kinegraph.media_limits import InputRefused, invalid
+from kinegraph.opened import private_name
 
 NAME_MAX_BYTES = 255  # longest file name Linux file systems allow (NAME_MAX)
 PATH_MAX_BYTES = 4096  # longest path Linux system calls take, its final NUL included (PATH_MAX)
@@ -29,17 +32,34 @@ def resolve_under(
 ) -> Path:
     """`reference` (relative to `root`) as an existing file (any path when not `regular`) inside `root`,
     symlinks resolved and the result reached again by descriptor."""
-    fd = _open_beneath(root, reference, where, root_name, regular)
+    fd, relative = _open_beneath(root, reference, where, root_name, regular)
     os.close(fd)
-    return (Path(root).resolve() / reference).resolve()  # type: ignore[arg-type]
+    return Path(root).resolve() / relative  # type: ignore[arg-type]
 
 
 def open_under(root: Path | None, reference: str, where: str, *, root_name: str = "the data root") -> int:
     """A read-only descriptor of the regular file `reference` names inside `root` (the caller closes it)."""
-    return _open_beneath(root, reference, where, root_name, True)
+    return _open_beneath(root, reference, where, root_name, True)[0]
 
 
-def _open_beneath(root: Path | None, reference: str, where: str, root_name: str, regular: bool) -> int:
+def copy_under(
+    root: Path | None, reference: str, where: str, private: Path, *, root_name: str = "the data root"
+) -> Path:
+    """The regular file `reference` names inside `root`, opened by descriptor and named again under the
+    private directory `private` at its path relative to the root (`private/clip/frame_0.png`)."""
+    fd, relative = _open_beneath(root, reference, where, root_name, True)
+    try:
+        return private_name(fd, private / relative)
+    except OSError as exc:
+        raise invalid(f"{where}: cannot be read under {root_name} ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(
+    root: Path | None, reference: str, where: str, root_name: str, regular: bool
+) -> tuple[int, Path]:
+    """The open descriptor of `reference` and its resolved path relative to the root."""
     if root is None:
         raise InputRefused(400, f"{where}: file references are disabled (no {root_name} is set)")
     if not reference or "\x00" in reference or Path(reference).is_absolute():
@@ -59,7 +79,8 @@ def _open_beneath(root: Path | None, reference: str, where: str, root_name: str,
         raise forbidden(f"{where}: path escapes {root_name}")
     if len(str(path).encode()) >= PATH_MAX_BYTES:
         raise invalid(f"{where}: cannot be read under {root_name} ({os.strerror(errno.ENAMETOOLONG)})")
-    fd = _walk(base, path.relative_to(base).parts, where, root_name)
+    relative = path.relative_to(base)
+    fd = _walk(base, relative.parts, where, root_name)
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
@@ -68,7 +89,7 @@ def _open_beneath(root: Path | None, reference: str, where: str, root_name: str,
     if regular and not stat.S_ISREG(mode):
         os.close(fd)
         raise InputRefused(404, f"{where}: no such file under {root_name}", "not_found")
-    return fd
+    return fd, relative
 
 
 def _walk(base: Path, parts: tuple[str, ...], where: str, root_name: str) -> int:

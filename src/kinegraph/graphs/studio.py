@@ -34,7 +34,7 @@ from kinegraph.graphs.studio_inputs import (
     read_samples,
 )
 from kinegraph.media_limits import decoding_within
-from kinegraph.types import Sample
+from kinegraph.opened import private_directory
 
 MODEL_ENV = "KINEGRAPH_MODEL"
 BASE_URL_ENV = "KINEGRAPH_BASE_URL"
@@ -132,11 +132,13 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
         """Invoke the catalog graph on the samples; every sample comes back as a JSON prediction."""
         from kinegraph.run.invoke import invoke_group
 
-        samples = [Sample.model_validate(s) for s in state["checked"]]
+        given = {key: state[key] for key in ("samples", "media") if key in state}  # type: ignore[literal-required]
         inner = await asyncio.to_thread(compiled_graph, spec.name, graph_options(config))
         context, model = await asyncio.to_thread(graph_context, spec, config)
         try:
-            with decoding_within(STUDIO_LIMITS):  # serve's --max-frames and pixel limit while decoding
+            with private_directory(prefix="kinegraph-studio-") as private, decoding_within(STUDIO_LIMITS):
+                # the files read_input checked, opened again by descriptor: the graph decodes what it opened
+                samples = await asyncio.to_thread(read_samples, spec.family, given, None, private)
                 predictions = await invoke_group(
                     inner, samples, context, stamp={"graph": spec.name, "model": model}
                 )

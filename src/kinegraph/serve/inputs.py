@@ -2,7 +2,9 @@
 
 The checks themselves are `kinegraph.media_limits` and `kinegraph.confined`, shared with MCP and Studio;
 this module picks the request's one source of frames. Uploads are written to a per-request directory that
-the caller deletes afterwards.
+the caller deletes afterwards; a referenced file is opened by descriptor under the data root and named
+again in that directory (`REFERENCED`), so the graph decodes the file that was checked, never a path
+someone can swap.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinegraph.confined import NAME_MAX_BYTES, resolve_under
+from kinegraph.confined import NAME_MAX_BYTES, copy_under, resolve_under
 from kinegraph.media_limits import (
     IMAGE_SUFFIX,
     MediaLimits,
@@ -27,17 +29,22 @@ from kinegraph.types import Media
 
 __all__ = [
     "NAME_MAX_BYTES",
+    "REFERENCED",
     "Uploads",
     "build_media",
     "check_image",
     "check_packet_frames",
     "check_video",
+    "copy_under",
     "decode_base64_image",
     "invalid",
     "media_limits",
     "resolve_under",
     "unsupported",
 ]
+
+#: The folder of a request's directory holding its referenced files, at their paths under the data root.
+REFERENCED = "data-root"
 
 
 @dataclass
@@ -87,12 +94,12 @@ def build_media(request: QARequest, uploads: Uploads, settings: ServeSettings, w
     if request.frame_paths:
         paths = []
         for i, reference in enumerate(request.frame_paths):
-            path = resolve_under(settings.data_root, reference, f"frame_paths[{i}]")
+            path = copy_under(settings.data_root, reference, f"frame_paths[{i}]", workdir / REFERENCED)
             check_image(path, settings.max_image_pixels, f"frame_paths[{i}]")
             paths.append(str(path))
         return Media(kind="frames", frame_paths=paths, fps=request.fps)
     if request.video_path is not None:
-        video = resolve_under(settings.data_root, request.video_path, "video_path")
+        video = copy_under(settings.data_root, request.video_path, "video_path", workdir / REFERENCED)
     elif uploads.video is not None:
         video = workdir / "video.bin"
         video.write_bytes(uploads.video)

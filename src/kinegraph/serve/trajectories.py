@@ -17,7 +17,7 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import invalid, resolve_under
+from kinegraph.serve.inputs import copy_under, invalid
 from kinegraph.serve.schemas import EgoPoses, Trajectory
 from kinegraph.types import Media, Sample
 
@@ -85,9 +85,12 @@ def _tables(root: str, version: str) -> Any:
     return NuScenesTables(root, version)
 
 
-def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Media, dict[str, list]]:
+def nuscenes_scene(
+    data_root: Path | None, version: str, scene: str, private: Path
+) -> tuple[Media, dict[str, list]]:
     """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
-    itself) and their ego poses, as the TAD loader reads them."""
+    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and named
+    again under `private`."""
     if data_root is None:
         raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
     base = data_root.resolve()
@@ -103,7 +106,8 @@ def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Me
     if not frames:
         raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
     paths = [
-        str(resolve_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene")) for f in frames
+        str(copy_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene", private))
+        for f in frames
     ]
     t0 = frames[0].timestamp_us
     media = Media(
