@@ -3,7 +3,7 @@
 A reference is a relative path; `..`, absolute paths and symlinks that lead outside the root are refused.
 The path is resolved, then walked again component by component from a descriptor of the root with
 `O_NOFOLLOW`, so a directory swapped for a symlink between the check and the open is refused instead of
-followed. `copy_under` gives the file opened that way a private name (`kinegraph.opened`) for decoders to
+followed. `copy_under` makes a private copy of the file opened that way (`kinegraph.opened`) for decoders to
 read: nothing is reopened by a name under the root, so a swap after the open changes nothing either.
 `resolve_under` (a path, for folders and for options a graph reads later) checks without that guarantee.
 """
@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from kinegraph.media_limits import InputRefused, invalid
-from kinegraph.opened import private_name
+from kinegraph.opened import private_copy
 
 NAME_MAX_BYTES = 255  # longest file name Linux file systems allow (NAME_MAX)
 PATH_MAX_BYTES = 4096  # longest path Linux system calls take, its final NUL included (PATH_MAX)
@@ -45,11 +45,11 @@ def open_under(root: Path | None, reference: str, where: str, *, root_name: str 
 def copy_under(
     root: Path | None, reference: str, where: str, private: Path, *, root_name: str = "the data root"
 ) -> Path:
-    """The regular file `reference` names inside `root`, opened by descriptor and named again under the
+    """The regular file `reference` names inside `root`, opened by descriptor and copied into the
     private directory `private` at its path relative to the root (`private/clip/frame_0.png`)."""
     fd, relative = _open_beneath(root, reference, where, root_name, True)
     try:
-        return private_name(fd, private / relative)
+        return private_copy(fd, private / relative)
     except OSError as exc:
         raise invalid(f"{where}: cannot be read under {root_name} ({exc.strerror})") from None
     finally:

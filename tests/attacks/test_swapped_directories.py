@@ -60,7 +60,8 @@ def build():
     graph.add_node("record_group_error", record_group_error)
     graph.add_edge(START, "swap")
     graph.add_edge("swap", "decode_frames")
-    graph.add_conditional_edges("decode_frames", route_on_error("brightness"), ["brightness", "record_group_error"])
+    targets = ["brightness", "record_group_error"]
+    graph.add_conditional_edges("decode_frames", route_on_error("brightness"), targets)
     graph.add_edge("brightness", END)
     graph.add_edge("record_group_error", END)
     return graph.compile()
@@ -153,7 +154,7 @@ def test_requests_racing_a_swapping_thread_never_decode_outside_frames(swap_root
         None, data_root=swap_root, graphs=("swapping_graph:build",), default_graph="swapping_graph:build"
     ) as server:
         with racing(swap_root) as swaps:
-            deadline = time.monotonic() + 8
+            deadline = time.monotonic() + 5
             while time.monotonic() < deadline and "outside" not in answers and sum(answers.values()) < 400:
                 response = httpx.post(server.url + "/v1/qa", headers=AUTH, json=body, timeout=60)
                 key = response.json()["answer"] if response.status_code == 200 else str(response.status_code)
@@ -182,7 +183,7 @@ def test_mcp_tools_racing_a_swapping_thread_never_decode_outside_frames(swap_roo
     media = DataRootMedia(MediaLimits(data_root=swap_root))
     seen: dict[str, int] = {}
     with racing(swap_root):
-        deadline = time.monotonic() + 6
+        deadline = time.monotonic() + 4
         while time.monotonic() < deadline and sum(seen.values()) < 3000:
             for reference in (FRAMES[0], "clip/clip.mp4"):
                 try:

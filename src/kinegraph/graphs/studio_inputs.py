@@ -6,7 +6,7 @@ the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA
 confined and media checked by the same code `serve` and MCP use (`kinegraph.confined`,
 `kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`). `read_samples` validates an input with
 pydantic and turns it into the project's `Sample`s; a bad input is refused in one line naming the field.
-Given a private directory, it opens every referenced file by descriptor and names it again there, so the
+Given a private directory, it opens every referenced file by descriptor and copies it there, so the
 graph decodes the files that were checked, never a path under the media root someone can swap.
 """
 
@@ -166,8 +166,8 @@ def read_samples(
     family: str | None, value: Any, media_root: Path | None = None, private: Path | None = None
 ) -> list[Sample]:
     """The `Sample`s of one Studio input (see `input_schema`), file references resolved under the media
-    root (`media_root`, else `$KINEGRAPH_MEDIA_ROOT`) and, given `private`, opened by descriptor and named
-    again under it (folders keep their resolved path); a `StudioInputError` in one line when it is bad."""
+    root (`media_root`, else `$KINEGRAPH_MEDIA_ROOT`) and, given `private`, opened by descriptor and copied
+    under it (folders keep their resolved path); a `StudioInputError` in one line when it is bad."""
     try:
         checked = _adapter(family).validate_python(value)
     except ValidationError as exc:
@@ -242,7 +242,7 @@ def resolve_under(
     root: Path | None, reference: str, where: str, *, regular: bool = True, private: Path | None = None
 ) -> Path:
     """`reference` (relative to `root`) inside `root` (a regular file unless not `regular`), confined as
-    serve confines references (given `private`: the file opened by descriptor, named again under it); a
+    serve confines references (given `private`: the file opened by descriptor, copied under it); a
     `StudioInputError` naming the field otherwise."""
     if root is None:
         raise StudioInputError(

@@ -2,8 +2,8 @@
 
 The checks themselves are `kinegraph.media_limits` and `kinegraph.confined`, shared with MCP and Studio;
 this module picks the request's one source of frames. Uploads are written to a per-request directory that
-the caller deletes afterwards; a referenced file is opened by descriptor under the data root and named
-again in that directory (`REFERENCED`), so the graph decodes the file that was checked, never a path
+the caller deletes afterwards; a referenced file is opened by descriptor under the data root and copied
+into that directory (`REFERENCED`), so the graph decodes the file that was checked, never a path
 someone can swap.
 """
 

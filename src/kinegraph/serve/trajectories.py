@@ -89,8 +89,8 @@ def nuscenes_scene(
     data_root: Path | None, version: str, scene: str, private: Path
 ) -> tuple[Media, dict[str, list]]:
     """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
-    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and named
-    again under `private`."""
+    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and copied
+    under `private`."""
     if data_root is None:
         raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
     base = data_root.resolve()

@@ -3,7 +3,7 @@
 A tool never opens files itself. The registry hands it a `Clip` or an `Image` from a `MediaSource`:
 `DataRootMedia` resolves references under a data root (symlinks followed, the same confinement and
 header checks as `kinegraph serve`, and a per-frame pixel limit while decoding), opens each by descriptor
-and decodes a private name of the opened file (`kinegraph.opened`), at most `max_frames` frames; a graph
+and decodes a private copy of the opened file (`kinegraph.opened`), at most `max_frames` frames; a graph
 may hand the sample's own frames instead.
 """
 
