@@ -4,8 +4,8 @@ A door opens a referenced file once, by descriptor, under its data root (`kinegr
 (OpenCV, Pillow, numpy) take paths, so the descriptor's bytes are copied to a private name (in the
 kernel, `sendfile`) in a directory only this process writes (`tempfile` makes it mode 0700): what is
 decoded is the file that was opened, whatever happens to the data root's directories afterwards. (A hard
-link from `/proc/self/fd/N` would save the copy, but the kernel refuses it across mounts, containers'
-bind mounts included, so the copy is the one path.)
+link made from `/proc/self/fd/N` would save the copy, but `linkat` refuses it across mounts, and the
+temporary folder is usually on another one.)
 """
 
 from __future__ import annotations
