@@ -27,7 +27,7 @@ from kinegraph.media_limits import decoding_within
 from kinegraph.paths import resolve_under
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits
+from kinegraph.serve.inputs import REFERENCED, Uploads, build_media, invalid, media_limits
 from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample
@@ -301,7 +301,10 @@ class QAService:
             if request.images or uploads.frames or request.frame_paths or request.video_path or uploads.video:
                 raise invalid("give frames one way only: a nuscenes_scene brings its own keyframes")
             media, context["ego_poses"] = nuscenes_scene(
-                self.settings.data_root, self.settings.nuscenes_version, request.nuscenes_scene
+                self.settings.data_root,
+                self.settings.nuscenes_version,
+                request.nuscenes_scene,
+                workdir / REFERENCED,
             )
             if len(media.frame_paths) > self.settings.max_frames:
                 raise invalid(
@@ -340,7 +343,9 @@ class QAService:
             return frames
         source = Path(frames.source)
         root = self.settings.data_root.resolve() if self.settings.data_root else None
-        if source.is_relative_to(workdir):
+        if source.is_relative_to(workdir / REFERENCED):
+            name = str(source.relative_to(workdir / REFERENCED))
+        elif source.is_relative_to(workdir):
             name = "upload"
         elif root is not None and source.is_relative_to(root):
             name = str(source.relative_to(root))
@@ -352,7 +357,7 @@ class QAService:
         """An error message without server paths: uploads by name, references relative to the data root."""
         if text is None:
             return None
-        text = text.replace(f"{workdir}/", "upload:")
+        text = text.replace(f"{workdir / REFERENCED}/", "").replace(f"{workdir}/", "upload:")
         if self.settings.data_root is not None:
             text = text.replace(f"{self.settings.data_root.resolve()}/", "")
         return text

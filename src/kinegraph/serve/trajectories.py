@@ -18,7 +18,7 @@ import numpy as np
 from kinegraph.errors import DataError
 from kinegraph.graphs.keyframes import measured_poses, planar_poses, poses_at, video_keyframes
 from kinegraph.media import clip_times_s
-from kinegraph.paths import resolve_under
+from kinegraph.paths import copy_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import invalid
 from kinegraph.serve.schemas import EgoPoses, QARequest, Trajectory
@@ -111,9 +111,12 @@ def _tables(root: str, version: str) -> Any:
     return NuScenesTables(root, version)
 
 
-def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Media, dict[str, list]]:
+def nuscenes_scene(
+    data_root: Path | None, version: str, scene: str, private: Path
+) -> tuple[Media, dict[str, list]]:
     """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
-    itself) and their ego poses, as the TAD loader reads them."""
+    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and copied
+    under `private`."""
     if data_root is None:
         raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
     base = data_root.resolve()
@@ -129,7 +132,8 @@ def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Me
     if not frames:
         raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
     paths = [
-        str(resolve_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene")) for f in frames
+        str(copy_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene", private))
+        for f in frames
     ]
     t0 = frames[0].timestamp_us
     media = Media(

@@ -1,17 +1,15 @@
 """A dashcam video in Studio for a graph that reads keyframes (TAD, STSBench): the questions become the
 samples the benchmark's card makes of an ad-hoc question about the video's keyframes.
 
-The video is sampled at the card's keyframe rate (files kept per video in the temporary folder, so a
-re-run reads them again); ego poses a graph needs and a question lacks are measured from every frame
-of the video. A question's `metadata` may carry the card's extras (`task`, `keysegments`: frame-index
-lists or "derive"); what was made is recorded in each sample's `metadata.inputs`, which the prediction
-keeps.
+The video (the private copy the run opened, `kinegraph.paths.copy_under`) is sampled at the card's
+keyframe rate, the keyframes written into that run's private folder; ego poses a graph needs and a
+question lacks are measured from every frame of the video. A question's `metadata` may carry the card's
+extras (`task`, `keysegments`: frame-index lists or "derive"); what was made is recorded in each
+sample's `metadata.inputs`, which the prediction keeps.
 """
 
 from __future__ import annotations
 
-import hashlib
-import tempfile
 from pathlib import Path
 
 from kinegraph.benchmarks.card import Question, QuestionRefused
@@ -20,28 +18,22 @@ from kinegraph.graphs import GraphSpec
 from kinegraph.graphs.keyframes import measured_poses, video_keyframes
 from kinegraph.studio.inputs import STUDIO_LIMITS, StudioInputError
 from kinegraph.suites import card_of
-from kinegraph.types import Media, Sample
+from kinegraph.types import Sample
 
 #: the card's extras a Studio question may carry in its metadata
 EXTRAS = ("task", "keysegments")
 
 
-def _scratch(video: Media) -> Path:
-    """A folder for one video's keyframes, named by the video's path, size and modification time."""
-    stat = Path(video.video_path or "").stat()
-    key = hashlib.sha256(f"{video.video_path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / "kinegraph-studio-keyframes" / key
-
-
-def keyframe_samples(spec: GraphSpec, samples: list[Sample]) -> list[Sample]:
-    """`samples` about a video, as `spec`'s benchmark asks them of keyframes (unchanged when the graph
-    reads no keyframes or the clip is no video); a `StudioInputError` naming the field when refused."""
+def keyframe_samples(spec: GraphSpec, samples: list[Sample], scratch: Path) -> list[Sample]:
+    """`samples` about a video, as `spec`'s benchmark asks them of keyframes written under `scratch`
+    (unchanged when the graph reads no keyframes or the clip is no video); a `StudioInputError` naming
+    the field when refused."""
     card = card_of(spec.family)
     if card is None or card.keyframe_rate_hz is None or not samples or samples[0].media.kind != "video":
         return samples
     video = samples[0].media
     try:
-        keyframes = video_keyframes(video, card.keyframe_rate_hz, _scratch(video), STUDIO_LIMITS.max_frames)
+        keyframes = video_keyframes(video, card.keyframe_rate_hz, scratch, STUDIO_LIMITS.max_frames)
     except DataError as exc:
         raise StudioInputError(f"media.video_path: {exc.message}") from None
     made = {"frames": f"keyframes at {card.keyframe_rate_hz:g} Hz from the video"}
