@@ -78,3 +78,14 @@ def test_the_options_listed_are_the_builders_signature():
     done = subprocess.run([sys.executable, "-c", _AGREE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("agree ") and int(done.stdout.split()[1]) > 0
+
+
+def test_describe_a_benchmark_prints_its_card():
+    result = CliRunner().invoke(app, ["describe", "tad"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "tad: TAD: Temporal understanding in Autonomous Driving"
+    assert "  upstream:  github.com/vbdi/tad_bench@1c89f7e" in lines
+    assert "  hub:       vbdai/TAD (with nuScenes frames)" in lines
+    assert "  frames:    keyframes at 2 Hz (a video is sampled at it)" in lines
+    assert lines[-1] == "  scorer:    official metric (parity with the upstream scorer)"

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -38,7 +39,24 @@ READER = "reader:text"
 EGODYN_READER = ("egodyn.vision", "egodyn.trajectory", "egodyn.tools")
 #: Graph options per graph for the reader's runs: the trajectory as the numbers it reads.
 READER_OPTIONS = {"egodyn.trajectory": {"encoding": "timeseries"}}
-CEILINGS = {"egodyn": "egodyn.oracle", "quantiphy": "quantiphy.oracle_tracks"}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One benchmark of the demo: its VLM-free graphs, its model graphs, the ceiling (its oracle) and the
+    graphs the built-in reader can be shown (none: the reader cannot read its questions)."""
+
+    benchmark: str
+    free: tuple[str, ...]
+    with_model: tuple[str, ...]
+    ceiling: str
+    reader_arms: tuple[str, ...] = ()
+
+
+SECTIONS = (
+    Section("egodyn", EGODYN_FREE, EGODYN_VLM, "egodyn.oracle", EGODYN_READER),
+    Section("quantiphy", QUANTIPHY_FREE, QUANTIPHY_VLM, "quantiphy.oracle_tracks"),
+)
 
 
 def _golden_scores(console: Console, out: Path) -> None:
@@ -132,23 +150,23 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     _golden_scores(console, out)
-    sections = [("egodyn", EGODYN_FREE, EGODYN_VLM), ("quantiphy", QUANTIPHY_FREE, QUANTIPHY_VLM)]
-    for benchmark, free, with_model in sections:
+    for section in SECTIONS:
+        benchmark = section.benchmark
         console.rule(f"{benchmark}: synthetic set with known physics")
         data = out / "data" / benchmark
         if not data.exists():
             suites.get(benchmark).generate(data, n=n, seed=seed)
         console.print("VLM-free tools, the oracle last as the ceiling:")
-        runs = _run_all(console, benchmark, data, free, out / benchmark, None, None)
+        runs = _run_all(console, benchmark, data, section.free, out / benchmark, None, None)
         _compare(console, runs, out / f"{benchmark}_report.html")
-        if model == READER and benchmark != "egodyn":
+        if model == READER and not section.reader_arms:
             console.print(f"[dim]{READER} reads EgoDyn-style questions only; pass --model for {benchmark}[/]")
             continue
-        arms = EGODYN_READER if model == READER else with_model
+        arms = section.reader_arms if model == READER else section.with_model
         console.print(
             f"What tools add to {model}: the model alone first (baseline), the oracle last (ceiling):"
         )
-        graphs = (*arms, CEILINGS[benchmark])
+        graphs = (*arms, section.ceiling)
         runs = _run_all(console, benchmark, data, graphs, out / benchmark, model, base_url, READER_OPTIONS)
         _compare(console, runs, out / f"{benchmark}_model_report.html")
     console.print(f"demo finished in {time.perf_counter() - start:.0f} s; outputs in {out}/")

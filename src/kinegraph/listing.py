@@ -76,12 +76,43 @@ def models() -> str:
 LISTINGS: dict[str, Callable[[], str]] = {"benchmarks": benchmarks, "graphs": graphs, "models": models}
 
 
+def describe_benchmark(name: str) -> str:
+    """One benchmark's card: paper, licence, upstream code, Hub dataset, its samples' context fields, and
+    its primary metric and scorer (`kinegraph describe BENCHMARK`)."""
+    from typing import get_type_hints
+
+    from kinegraph.suites import suites
+
+    suite = suites.get(name)
+    card = suite.card
+    lines = [f"{name}: {card.title if card else name}"]
+    if card is not None:
+        fields = ", ".join(get_type_hints(card.context)) if card.context is not dict else "any"
+        hub = card.hub.repo_id if card.hub else "not on the Hub"
+        hub += " (with nuScenes frames)" if card.hub and card.hub.needs_nuscenes else ""
+        lines += [
+            f"  paper:     {card.paper}",
+            f"  licence:   {card.licence}",
+            f"  upstream:  {card.upstream}",
+            f"  hub:       {hub}",
+            f"  context:   {fields}",
+        ]
+        if card.keyframe_rate_hz is not None:
+            lines.append(f"  frames:    keyframes at {card.keyframe_rate_hz:g} Hz (a video is sampled at it)")
+    lines += [f"  metric:    {suite.primary}", f"  scorer:    {suite.scorer}"]
+    return "\n".join(lines) + "\n"
+
+
 def describe(name: str) -> str:
     """One graph in full: what it does, the benchmark it answers, what it needs, its model roles and its
-    options with their types and defaults (`kinegraph describe GRAPH`)."""
+    options with their types and defaults (`kinegraph describe GRAPH`); a benchmark's name gives its card."""
     import inspect
 
     from kinegraph.graphs import graph_spec
+    from kinegraph.suites import suites
+
+    if name in suites:
+        return describe_benchmark(name)
 
     spec = graph_spec(name)
     needs = ["a model (--model)" if spec.needs_model else "no model"]

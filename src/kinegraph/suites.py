@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kinegraph.benchmarks.card import Card
 from kinegraph.registry import Registry, UnknownEntryError, import_object
 from kinegraph.types import Prediction, Sample
 
@@ -86,7 +87,7 @@ class GroupStats:
 
 @dataclass(frozen=True)
 class Suite:
-    """Everything kinegraph needs to run and compare a benchmark."""
+    """Everything kinegraph needs to run and compare a benchmark; its facts are on its `card`."""
 
     name: str
     load: Callable[..., list[Sample]]
@@ -111,6 +112,8 @@ class Suite:
     subset_keys: dict[str, Callable[[Sample], str | None]] = field(default_factory=dict)
     # the subset key `reproduce --limit N` spreads over (N groups per task / category): averages defined
     strata: str | None = None
+    # the benchmark's card (paper, licence, upstream, Hub layout, context schema, ad-hoc questions)
+    card: Card | None = None
 
     @property
     def scorer(self) -> str:
@@ -206,3 +209,10 @@ def synthetic_generator(name: str) -> Generate:
         return generators.get(name)
     known = sorted([n for n in suites if suites.get(n).generate is not None] + generators.names())
     raise UnknownEntryError(f"unknown synthetic world {name!r}; known: {', '.join(known)}")
+
+
+def card_of(name: str | None) -> Card | None:
+    """The card of benchmark `name`, or None for a name that is no registered benchmark (a user's graph)."""
+    if name is None or name not in suites:
+        return None
+    return suites.get(name).card

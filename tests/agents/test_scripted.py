@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kinegraph.agents import (
@@ -45,6 +47,34 @@ def test_function_of_the_request_sync_or_async():
         return GenerateResponse(text="42", model="m")
 
     assert run(get_backend("scripted:a", fn=answer).generate(_req())).text == "42"
+
+
+def test_a_function_named_by_import_path_as_the_command_line_gives_it():
+    from tests.support.text_reader_model import text_reader
+
+    named = get_backend("scripted:r", fn="tests.support.scripted_readers:egodyn")
+    series = "speed(m/s): 8,8\naccel(m/s²): 0,0\nyaw_rate(rad/s): -0.2,-0.3\njerk(m/s³): 0,0"
+    prompt = f"Is the vehicle turning left? [left / right / straight]\n{series}"
+    answer = run(named.generate(_req(prompt))).text
+    assert answer == text_reader({"messages": [{"content": prompt}]}) == "right"  # not the first option
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (
+            "kinegraph.agents:nope",
+            "scripted:x: fn=kinegraph.agents:nope: cannot import 'kinegraph.agents:nope'",
+        ),
+        ("no_such_module_here:f", "No module named 'no_such_module_here'"),
+        ("kinegraph.media_limits:IMAGE_SUFFIX", "fn=kinegraph.media_limits:IMAGE_SUFFIX is not a function"),
+        ("nocolon", "expected 'package.module:attribute'"),
+    ],
+)
+def test_a_bad_function_name_is_refused_in_one_line(fn: str, message: str):
+    with pytest.raises(BackendError, match=re.escape(message)) as info:
+        get_backend("scripted:x", fn=fn)
+    assert "\n" not in str(info.value)
 
 
 def test_scripted_failures_go_through_retries():

@@ -1,5 +1,6 @@
-"""Every table with a reproducible arm runs end to end against a loopback model on a small synthetic set,
-and its report puts the paper's numbers beside the measured ones."""
+"""Every table with a reproducible arm runs end to end with the `scripted` model on a small synthetic set
+(answer functions named on the command line, reading the prompt as a text-only VLM would), and its report
+puts the paper's numbers beside the measured ones, with each arm's error rate and coverage."""
 
 from __future__ import annotations
 
@@ -12,18 +13,13 @@ from typer.testing import CliRunner
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.cli import app
 from kinegraph.reproduce import all_tables
-from tests.support.suite_readers import autodridm_reader, dsi_reader, stsbench_reader, tad_reader
-from tests.support.suite_runs import _quantiphy_reader, _world
+from tests.support.scripted_readers import QUANTIPHY_WORLD_ENV
+from tests.support.suite_runs import _world
 from tests.support.text_reader_model import text_reader
 
 RUNNABLE = [t.key for t in all_tables() if t.reproducible]
-READERS = {
-    "egodyn": text_reader,
-    "tad": tad_reader,
-    "stsbench": stsbench_reader,
-    "dsi": dsi_reader,
-    "autodridm": autodridm_reader,
-}
+#: the scripted model's answer function per benchmark, by import path
+ANSWERS = "tests.support.scripted_readers"
 
 
 #: (table, "arm / column") measured "—" on these small worlds, and why (none so far).
@@ -53,24 +49,26 @@ def worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, dic
     return out
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("key", RUNNABLE)
-def test_a_table_runs_and_reports_published_beside_measured(key: str, worlds, tmp_path: Path):
+def test_a_table_runs_and_reports_published_beside_measured(
+    key: str, worlds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     table = next(t for t in all_tables() if t.key == key)
     world = "quantiphy-counterfactual" if key.endswith("counterfactual") else table.benchmark
     data, loader_options = worlds[world]
-    reader = READERS.get(table.benchmark) or _quantiphy_reader(Path(worlds["quantiphy"][0]).parent)
+    monkeypatch.setenv(QUANTIPHY_WORLD_ENV, str(Path(worlds["quantiphy"][0]).parent))
     out = tmp_path / "out"
-    with OpenAILoopback(responder=reader) as server:
-        args = ["reproduce", key, "--out", str(out), "--data", data, "--skip", "egodyn.gpu_flow"]
-        # a small limit where the world is large; elsewhere averages need every task / category scored
-        args += ["--limit", "6"] if table.benchmark in ("egodyn", "dsi") else []
-        args += ["--model", "vllm:loopback-vlm", "--base-url", server.base_url]
-        for k, v in loader_options.items():
-            args += ["--data-option", f"{k}={v}"]
-        result = CliRunner().invoke(app, args)
+    args = ["reproduce", key, "--out", str(out), "--data", data, "--skip", "egodyn.gpu_flow"]
+    # a small limit where the world is large; elsewhere averages need every task / category scored
+    args += ["--limit", "6"] if table.benchmark in ("egodyn", "dsi") else []
+    args += ["--model", "scripted:reader", "--model-option", f"fn={ANSWERS}:{table.benchmark}"]
+    for k, v in loader_options.items():
+        args += ["--data-option", f"{k}={v}"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     report = (out / "reproduce.md").read_text()
+    header = next(line for line in report.splitlines() if line.startswith("| arm |"))
+    assert "error rate" in header and "coverage" in header, header
     # every reproducible arm's first published number is in the report as a fraction, next to a measurement
     measured_any = False
     for arm in table.reproducible:
@@ -79,8 +77,9 @@ def test_a_table_runs_and_reports_published_beside_measured(key: str, worlds, tm
             continue
         column, value = next((c, v) for c, v in zip(table.columns, arm.values, strict=True) if v is not None)
         row = next(line for line in report.splitlines() if line.startswith(f"| {arm.label} | {column} |"))
-        published, measured, delta = row.split(" | ")[3:6]
+        published, measured, delta, error_rate, coverage = row.split(" | ")[3:8]
         assert abs(float(published) - value / 100) < 6e-4, row  # shown to 3 decimals
+        assert re.fullmatch(r"\d\.\d{3}", error_rate) and re.fullmatch(r"\d\.\d{3}", coverage), row
         assert re.fullmatch(r"\d\.\d{3}|—", measured), row  # — : undefined on this small world
         if measured != "—":
             measured_any = True

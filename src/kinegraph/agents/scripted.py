@@ -5,6 +5,11 @@ the items in turn (cycled, or consumed with `cycle=False`, after which it fails)
 `f(request)`. An item may be a `GenerateResponse` (used as is) or an exception instance (raised, so a
 test can script an API failure: raise `RetryableError` to exercise retries, `BackendError` to fail).
 Usage is filled with a stand-in count (words of text in and out) so accounting code runs.
+
+From the command line (`--model scripted:NAME --model-option ...`), `fn=package.module:function` names the
+function by import path, so a run or `reproduce` can give varied answers per sample (from the prompt's
+text, or `request.metadata["sample_id"]`) with no server: the function takes the `GenerateRequest` and
+returns the answer text (or any item above), and may be async.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 from kinegraph.agents.errors import BackendError
 from kinegraph.agents.protocol import GenerateRequest, GenerateResponse, ImagePart, VideoPart
+from kinegraph.registry import import_object
 from kinegraph.types import Usage
 
 ScriptItem = str | GenerateResponse | BaseException
@@ -32,13 +38,13 @@ class ScriptedBackend:
         model: str = "scripted",
         *,
         responses: ScriptItem | Sequence[ScriptItem] | None = None,
-        fn: ScriptFn | None = None,
+        fn: ScriptFn | str | None = None,
         cycle: bool = True,
     ) -> None:
         if (responses is None) == (fn is None):
             raise ValueError("scripted backend needs exactly one of responses=... or fn=...")
         self.model = model
-        self.fn = fn
+        self.fn = named_function(model, fn) if isinstance(fn, str) else fn
         self.cycle = cycle
         if isinstance(responses, int | float) and not isinstance(responses, bool):
             responses = str(responses)  # `--model-option responses=5` reads the 5 as a number
@@ -68,6 +74,17 @@ class ScriptedBackend:
         return GenerateResponse(text=str(item), model=self.model, usage=_word_usage(request, str(item)))
 
 
+def named_function(model: str, spec: str) -> ScriptFn:
+    """The answer function `fn=package.module:function` names; a one-line `BackendError` otherwise."""
+    try:
+        fn = import_object(spec)
+    except ValueError as exc:  # ImportTargetError too
+        raise BackendError(f"scripted:{model}: fn={spec}: {exc}") from None
+    if not callable(fn):
+        raise BackendError(f"scripted:{model}: fn={spec} is not a function of the request")
+    return fn  # type: ignore[return-value]
+
+
 def _word_usage(request: GenerateRequest, answer: str) -> Usage:
     words_in = sum(len(m.text.split()) for m in request.messages)
     images = sum(isinstance(p, ImagePart | VideoPart) for m in request.messages for p in m.parts)
@@ -75,5 +92,5 @@ def _word_usage(request: GenerateRequest, answer: str) -> Usage:
 
 
 def create_scripted(model: str, *, base_url: str | None = None, **options: Any) -> ScriptedBackend:
-    """Factory for `scripted:NAME` (`responses=`, `fn=`, `cycle=`)."""
+    """Factory for `scripted:NAME` (`responses=`, `fn=` a function or its import path, `cycle=`)."""
     return ScriptedBackend(model, **options)

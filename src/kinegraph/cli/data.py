@@ -83,15 +83,17 @@ def data_fetch(
 ) -> None:
     """Download a benchmark from the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN honoured) at a pinned commit."""
     from kinegraph.data.fetch import fetch, nuscenes_instructions
+    from kinegraph.data.hub_layouts import data_card
 
-    if benchmark == "nuscenes":
-        typer.echo(nuscenes_instructions())
+    card = data_card(benchmark)
+    if card.hub is None:
+        typer.echo("\n".join(card.manual_steps))
         return
     if to is None:
         raise fail("--to is required: the folder to download into")
     record = fetch(benchmark, to, revision=revision, endpoint=endpoint)
     typer.echo(f"fetched {record.repo_id}@{record.commit} ({record.files} files) into {to}")
-    if benchmark in ("egodyn", "tad", "stsbench"):
+    if card.hub.needs_nuscenes:
         typer.echo(
             f"{benchmark} also reads nuScenes frames, which cannot be fetched:\n{nuscenes_instructions()}"
         )

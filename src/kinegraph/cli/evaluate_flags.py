@@ -48,5 +48,7 @@ def evaluate_callback(
     parameters = [flag_parameter(flag) for flag in (*suite.evaluate_flags, OUT)]
     evaluate.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     evaluate.__annotations__ = {p.name: p.annotation for p in parameters}
-    evaluate.__doc__ = inspect.getdoc(evaluate_files)
+    card = suite.card  # the benchmark's card: what the scores are measured against
+    about = f"\n\n{card.title} ({card.paper}); upstream {card.upstream}; {suite.scorer}." if card else ""
+    evaluate.__doc__ = (inspect.getdoc(evaluate_files) or "") + about
     return evaluate

@@ -14,9 +14,12 @@ from kinegraph.cli.common import (
 
 @clean_errors
 def describe(
-    graph: Annotated[str, typer.Argument(help="A registered graph (see `kinegraph list graphs`).")],
+    graph: Annotated[
+        str, typer.Argument(help="A registered graph or benchmark (see `kinegraph list graphs|benchmarks`).")
+    ],
 ) -> None:
-    """One graph in full: what it does, the questions it answers, what it needs, its options."""
+    """One graph in full (what it does, the questions it answers, what it needs, its options), or one
+    benchmark's card (paper, licence, upstream, Hub dataset, context fields, metric)."""
     from kinegraph.listing import describe as describe_graph
 
     typer.echo(describe_graph(graph), nl=False)

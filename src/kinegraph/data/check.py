@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kinegraph.benchmarks.card import HubLayout
 from kinegraph.benchmarks.hf_snapshots import FETCH_RECORD, choose, is_snapshot_name
-from kinegraph.data.hub_layouts import LAYOUTS, HubLayout, layout
+from kinegraph.data.hub_layouts import layout
 from kinegraph.errors import DataError
 from kinegraph.jsonfiles import collecting_bad_lines, read_jsonl
+from kinegraph.suites import card_of
 from kinegraph.types import Sample
 
 VIDEO_SAMPLE = 3
@@ -74,20 +76,21 @@ def duplicate_snapshots(root: Path) -> list[Finding]:
     return out
 
 
-def _required(spec: HubLayout, root: Path) -> list[Finding]:
+def _required(benchmark: str, spec: HubLayout, root: Path) -> list[Finding]:
     out = []
     for group in spec.required:
         if not any((root / name).exists() for name in group):
             others = f" (or {', '.join(group[1:])})" if len(group) > 1 else ""
-            out.append(Finding(str(root / group[0]), f"missing{others}", _fetch_hint(spec.benchmark, root)))
+            out.append(Finding(str(root / group[0]), f"missing{others}", _fetch_hint(benchmark, root)))
     return out
 
 
 def _nuscenes_join(spec: HubLayout, root: Path) -> list[Finding]:
-    """EgoDyn's nuScenes clips name their frames relative to the nuScenes root: they must all be there."""
-    index = root / "nuscenes_clips" / "clips_index.jsonl"
-    if spec.benchmark != "egodyn" or not index.is_file():
+    """A clips index (the layout's `frame_index`, EgoDyn's nuScenes clips) names its frames relative to
+    the nuScenes root: they must all be there."""
+    if spec.frame_index is None or not (root / spec.frame_index).is_file():
         return []
+    index = root / spec.frame_index
     nuscenes = root / "nuscenes"
     fix = f"put nuScenes under {nuscenes} (kinegraph data fetch nuscenes says what to download)"
     if not nuscenes.is_dir():
@@ -108,15 +111,15 @@ def _nuscenes_join(spec: HubLayout, root: Path) -> list[Finding]:
     return out
 
 
-def _rows(spec: HubLayout, root: Path) -> list[Finding]:
+def _rows(benchmark: str, spec: HubLayout, root: Path) -> list[Finding]:
     """Every bad JSON line (not only the first), then the loader's own refusal or, loaded, duplicate ids
     and media files the samples name that are missing."""
     from kinegraph.suites import suites
 
-    fix = f"correct it, or {_fetch_hint(spec.benchmark, root)} again"
+    fix = f"correct it, or {_fetch_hint(benchmark, root)} again"
     with collecting_bad_lines() as bad_lines:
         try:
-            samples = suites.get(spec.benchmark).load(spec.loader_path(root))
+            samples = suites.get(benchmark).load(spec.loader_path(root))
         except DataError as exc:
             samples, refused = [], [exc]
         else:
@@ -130,7 +133,7 @@ def _rows(spec: HubLayout, root: Path) -> list[Finding]:
             out.append(Finding(str(root), f"duplicate sample id {sample.id!r}", "keep one copy of its file"))
             break
         seen.add(sample.id)
-    return out + _missing_media(samples, spec, root)
+    return out + _missing_media(samples, benchmark, root)
 
 
 def _finding(exc: DataError, root: Path, fix: str) -> Finding:
@@ -138,19 +141,19 @@ def _finding(exc: DataError, root: Path, fix: str) -> Finding:
     return Finding(where, (f"field {exc.field!r}: " if exc.field else "") + exc.message, fix)
 
 
-def _missing_media(samples: list[Sample], spec: HubLayout, root: Path) -> list[Finding]:
+def _missing_media(samples: list[Sample], benchmark: str, root: Path) -> list[Finding]:
     """One finding per video a loaded sample names that is not a file, each named once (frames are the
     loaders' and the nuScenes join's to check)."""
     named = dict.fromkeys(s.media.video_path for s in samples if s.media.video_path is not None)
     missing = [p for p in named if not (root / p).is_file()]  # an absolute path stays itself
-    fix = _fetch_hint(spec.benchmark, root) + " (re-downloads it)"
+    fix = _fetch_hint(benchmark, root) + " (re-downloads it)"
     out = [Finding(path, "missing (a sample names it)", fix) for path in missing[:MAX_FINDINGS]]
     if len(missing) > MAX_FINDINGS:
         out.append(Finding(str(root), f"and {len(missing) - MAX_FINDINGS} more missing videos", fix))
     return out
 
 
-def _videos(spec: HubLayout, root: Path) -> list[Finding]:
+def _videos(benchmark: str, spec: HubLayout, root: Path) -> list[Finding]:
     from kinegraph.media import read_video
 
     videos = sorted({p for pattern in spec.video_globs for p in root.glob(pattern) if p.is_file()})
@@ -160,9 +163,7 @@ def _videos(spec: HubLayout, root: Path) -> list[Finding]:
         try:
             read_video(video, [0])
         except DataError as exc:
-            out.append(
-                Finding(str(video), exc.message, _fetch_hint(spec.benchmark, root) + " (re-downloads it)")
-            )
+            out.append(Finding(str(video), exc.message, _fetch_hint(benchmark, root) + " (re-downloads it)"))
     return out
 
 
@@ -174,7 +175,7 @@ def preflight_findings(benchmark: str, root: Path) -> list[Finding]:
         return found
     found += duplicate_snapshots(root)
     if (root / FETCH_RECORD).is_file():
-        found += _required(spec, root)
+        found += _required(benchmark, spec, root)
     return found
 
 
@@ -184,18 +185,19 @@ def check(benchmark: str, root: Path) -> list[Finding]:
     found = _folder(benchmark, root)
     if found:
         return found
-    found += duplicate_snapshots(root) + _required(spec, root)
+    found += duplicate_snapshots(root) + _required(benchmark, spec, root)
     if any(f.severity == "error" for f in found):
         return found
     found += _nuscenes_join(spec, root)
-    found += _rows(spec, root)
-    found += _videos(spec, root)
+    found += _rows(benchmark, spec, root)
+    found += _videos(benchmark, spec, root)
     return found
 
 
 def preflight(benchmark: str, data: str | Path) -> None:
     """Refuse a broken layout before a run's first request: raises DataError naming the first error."""
-    if benchmark not in LAYOUTS:  # a suite registered elsewhere has no known layout
+    card = card_of(benchmark)
+    if card is None or card.hub is None:  # a suite registered elsewhere, or one without a Hub layout
         return
     for finding in preflight_findings(benchmark, Path(data)):
         if finding.severity == "error":

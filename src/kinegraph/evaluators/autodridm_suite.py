@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.autodridm.card import CARD
 from kinegraph.benchmarks.autodridm.loader import TASKS, load
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.autodridm import (
@@ -115,6 +116,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="autodridm",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

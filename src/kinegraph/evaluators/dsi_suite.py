@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.dsi.card import CARD
 from kinegraph.benchmarks.dsi.loader import CATEGORIES, VARIANTS, category_name, load
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.dsi import FAILED_ANSWER, final_answer, is_correct, score, score_files
@@ -186,6 +187,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="dsi",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

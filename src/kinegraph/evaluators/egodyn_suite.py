@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.egodyn.card import CARD
 from kinegraph.benchmarks.egodyn.loader import load
 from kinegraph.benchmarks.egodyn.questions import EgoDynQuestion, load_question_bank
 from kinegraph.evaluators.egodyn import read_prediction_records, score, score_record, structural_warnings
@@ -142,6 +143,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="egodyn",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.quantiphy.card import CARD
 from kinegraph.benchmarks.quantiphy.loader import COUNTERFACTUAL_PRIOR, load, predictions_frame
 from kinegraph.errors import UsageError
 from kinegraph.evaluators.quantiphy import (
@@ -133,6 +134,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="quantiphy",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

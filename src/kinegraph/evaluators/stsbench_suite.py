@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.stsbench.card import CARD
 from kinegraph.benchmarks.stsbench.loader import GROUPS, load
 from kinegraph.evaluators.stsbench import score, score_file
 from kinegraph.subsets import metadata_key
@@ -172,6 +173,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="stsbench",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from kinegraph.atomic import write_atomic
+from kinegraph.benchmarks.tad.card import CARD
 from kinegraph.benchmarks.tad.loader import TASKS, load, load_ground_truth
 from kinegraph.errors import DataError, UsageError
 from kinegraph.evaluators.tad import METRICS, MODES, read_prediction_dir, score
@@ -179,6 +180,7 @@ EVALUATE_FLAGS = (
 
 SUITE = Suite(
     name="tad",
+    card=CARD,
     load=load,
     score=score_predictions,
     export=export_official,

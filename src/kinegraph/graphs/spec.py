@@ -228,8 +228,9 @@ def _empty(value: Any) -> bool:
 
 def user_graph_spec(target: str) -> GraphSpec:
     """The spec of a user's own builder `package.module:build`. Its flags are the attributes it declares
-    (`build.needs_model = False`, `needs_gpu`, `needs_trajectory`, `model_roles`, `own_model_roles`): the
-    documented way to mark them."""
+    (`build.needs_model = False`, `needs_gpu`, `needs_trajectory`, `model_roles`, `own_model_roles`, and
+    `family`: the benchmark whose samples it answers, whose card the doors then read): the documented way
+    to mark them."""
     builder = import_object(target)  # a ValueError in one line when it cannot be imported
     if not callable(builder):
         raise ValueError(f"graph builder {target!r} is not a function")
@@ -238,6 +239,7 @@ def user_graph_spec(target: str) -> GraphSpec:
         name=target,
         target=target,
         description=doc.splitlines()[0] if doc else "",
+        family=getattr(builder, "family", None),
         needs_model=bool(getattr(builder, "needs_model", True)),
         needs_gpu=bool(getattr(builder, "needs_gpu", False)),
         needs_trajectory=bool(getattr(builder, "needs_trajectory", False)),

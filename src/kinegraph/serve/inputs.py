@@ -2,7 +2,9 @@
 
 The checks themselves are `kinegraph.media_limits` and `kinegraph.paths`, shared with MCP and Studio;
 this module picks the request's one source of frames. Uploads are written to a per-request directory that
-the caller deletes afterwards.
+the caller deletes afterwards; a referenced file is opened by descriptor under the data root and copied
+into that directory (`REFERENCED`), so the graph decodes the file that was checked, never a path
+someone can swap.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from kinegraph.media_limits import (
     unsupported,
 )
 from kinegraph.media_limits import check_video as _check_video
-from kinegraph.paths import resolve_under
+from kinegraph.paths import copy_under
 from kinegraph.serve.schemas import QARequest
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.types import Media
 
 __all__ = [
+    "REFERENCED",
     "Uploads",
     "build_media",
     "check_image",
@@ -36,6 +39,9 @@ __all__ = [
     "media_limits",
     "unsupported",
 ]
+
+#: The folder of a request's directory holding its referenced files, at their paths under the data root.
+REFERENCED = "data-root"
 
 
 @dataclass
@@ -85,12 +91,12 @@ def build_media(request: QARequest, uploads: Uploads, settings: ServeSettings, w
     if request.frame_paths:
         paths = []
         for i, reference in enumerate(request.frame_paths):
-            path = resolve_under(settings.data_root, reference, f"frame_paths[{i}]")
+            path = copy_under(settings.data_root, reference, f"frame_paths[{i}]", workdir / REFERENCED)
             check_image(path, settings.max_image_pixels, f"frame_paths[{i}]")
             paths.append(str(path))
         return Media(kind="frames", frame_paths=paths, fps=request.fps)
     if request.video_path is not None:
-        video = resolve_under(settings.data_root, request.video_path, "video_path")
+        video = copy_under(settings.data_root, request.video_path, "video_path", workdir / REFERENCED)
     elif uploads.video is not None:
         video = workdir / "video.bin"
         video.write_bytes(uploads.video)

@@ -145,7 +145,8 @@ class QAResponse(BaseModel):
     inputs: dict[str, str] = Field(
         default_factory=dict,
         description="Inputs the server made rather than received: 'trajectory': 'measured' (from the "
-        "frames), 'keysegments': 'derived', 'question_id': 'matched' (from the question text).",
+        "frames), 'ego_poses': 'measured' or 'from trajectory', 'frames': 'keyframes at 2 Hz from the "
+        "video', 'keysegments': 'derived', 'question_id': 'matched' (from the question text).",
     )
     latency_s: float = Field(description="Wall time of the whole request on the server.")
 

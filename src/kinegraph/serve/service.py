@@ -27,14 +27,22 @@ from kinegraph.media_limits import decoding_within
 from kinegraph.paths import resolve_under
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
-from kinegraph.serve.inputs import Uploads, build_media, invalid, media_limits
+from kinegraph.serve.inputs import REFERENCED, Uploads, build_media, invalid, media_limits
 from kinegraph.serve.needs import check_needs, refusal, request_needs
 from kinegraph.serve.option_bounds import OptionOutOfBounds, bound_options
 from kinegraph.serve.samples import request_sample
 from kinegraph.serve.schemas import GraphInfo, GraphOption, QARequest, QAResponse
 from kinegraph.serve.settings import ServeSettings
 from kinegraph.serve.stream import OnProgress, node_summary
-from kinegraph.serve.trajectories import measured_motion, nuscenes_scene, pose_context, trajectory_context
+from kinegraph.serve.trajectories import (
+    keyframe_poses,
+    keyframes_of,
+    measured_motion,
+    nuscenes_scene,
+    pose_context,
+    trajectory_context,
+)
+from kinegraph.suites import card_of
 from kinegraph.types import FrameRecord, Media, Prediction, Sample, Status
 
 log = logging.getLogger("kinegraph.serve")
@@ -100,12 +108,10 @@ def served_options(
 
 
 def _answers_only(graph: GraphSpec) -> str:
-    """What a VLM-free graph answers, for the refusal of a question it does not."""
-    if graph.family == "egodyn" and not graph.needs_model:
-        from kinegraph.benchmarks.egodyn.questions import default_question_bank
-
-        ids = ", ".join(default_question_bank())
-        return f": it answers questions of the EgoDyn bank only (question_id one of {ids}; see docs/serve.md)"
+    """What a VLM-free graph answers (its benchmark card says), for the refusal of a question it does not."""
+    card = card_of(graph.family)
+    if card is not None and card.vlm_free_scope is not None and not graph.needs_model:
+        return f": {card.vlm_free_scope()}"
     return ""
 
 
@@ -218,8 +224,10 @@ class QAService:
         workdir = tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True)
         try:
             async with self._within(deadline):
+                card = card_of(graph.family)
+                rate_hz = card.keyframe_rate_hz if card is not None else None
                 media, context, made = await asyncio.to_thread(
-                    self._inputs, request, uploads, Path(workdir.name), request_id, to_measure
+                    self._inputs, request, uploads, Path(workdir.name), request_id, to_measure, rate_hz
                 )
             sample, shaped = request_sample(request, graph.family, request_id, media, context)
         except ServeError as exc:  # e.g. frames no probe can measure, named as the client knows them
@@ -276,15 +284,27 @@ class QAService:
             ) from None
 
     def _inputs(
-        self, request: QARequest, uploads: Uploads, workdir: Path, request_id: str, to_measure: list[str]
+        self,
+        request: QARequest,
+        uploads: Uploads,
+        workdir: Path,
+        request_id: str,
+        to_measure: list[str],
+        keyframe_rate_hz: float | None = None,
     ) -> tuple[Media, dict[str, Any], dict[str, str]]:
-        """The media and context of the request: given, read from a nuScenes scene, or measured."""
+        """The media and context of the request: given, read from a nuScenes scene, or measured. For a
+        graph that reads keyframes (`keyframe_rate_hz`), a video becomes its keyframes at that rate."""
         context: dict[str, Any] = {}
+        made: dict[str, str] = {}
+        video = None
         if request.nuscenes_scene is not None:
             if request.images or uploads.frames or request.frame_paths or request.video_path or uploads.video:
                 raise invalid("give frames one way only: a nuscenes_scene brings its own keyframes")
             media, context["ego_poses"] = nuscenes_scene(
-                self.settings.data_root, self.settings.nuscenes_version, request.nuscenes_scene
+                self.settings.data_root,
+                self.settings.nuscenes_version,
+                request.nuscenes_scene,
+                workdir / REFERENCED,
             )
             if len(media.frame_paths) > self.settings.max_frames:
                 raise invalid(
@@ -293,21 +313,28 @@ class QAService:
                 )
         else:
             media = build_media(request, uploads, self.settings, workdir)
+        if keyframe_rate_hz is not None and media.kind == "video":
+            video, media = media, keyframes_of(media, keyframe_rate_hz, workdir, self.settings.max_frames)
+            made["frames"] = f"keyframes at {keyframe_rate_hz:g} Hz from the video"
         if request.trajectory is not None:
             context.update(trajectory_context(request.trajectory, workdir))
         if request.ego_poses is not None:
             n = len(media.frame_paths)
             if n and len(request.ego_poses.timestamps_s) != n:
-                raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames")
+                which = f" (the video's {made['frames']})" if video is not None else ""
+                raise invalid(f"ego_poses: {len(request.ego_poses.timestamps_s)} poses for {n} frames{which}")
             context["ego_poses"] = pose_context(request.ego_poses)
-        made = {}
+        if "ego_poses" in to_measure and (video is not None or request.trajectory is not None):
+            context["ego_poses"], made["ego_poses"] = keyframe_poses(request, video, media, request_id)
+            to_measure = [f for f in to_measure if f != "ego_poses"]
         if to_measure:
             kinematics, poses = measured_motion(media, workdir, request_id)
             if "trajectory" in to_measure:
                 context.update(kinematics)
+                made["trajectory"] = "measured"
             if "ego_poses" in to_measure:
                 context["ego_poses"] = poses
-            made = {"trajectory": "measured"}
+                made["ego_poses"] = "measured"
         return media, context, made
 
     def _public_frames(self, frames: FrameRecord | None, workdir: Path) -> FrameRecord | None:
@@ -316,7 +343,9 @@ class QAService:
             return frames
         source = Path(frames.source)
         root = self.settings.data_root.resolve() if self.settings.data_root else None
-        if source.is_relative_to(workdir):
+        if source.is_relative_to(workdir / REFERENCED):
+            name = str(source.relative_to(workdir / REFERENCED))
+        elif source.is_relative_to(workdir):
             name = "upload"
         elif root is not None and source.is_relative_to(root):
             name = str(source.relative_to(root))
@@ -328,7 +357,7 @@ class QAService:
         """An error message without server paths: uploads by name, references relative to the data root."""
         if text is None:
             return None
-        text = text.replace(f"{workdir}/", "upload:")
+        text = text.replace(f"{workdir / REFERENCED}/", "").replace(f"{workdir}/", "upload:")
         if self.settings.data_root is not None:
             text = text.replace(f"{self.settings.data_root.resolve()}/", "")
         return text

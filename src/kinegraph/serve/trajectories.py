@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from kinegraph.errors import DataError
-from kinegraph.paths import resolve_under
+from kinegraph.graphs.keyframes import measured_poses, planar_poses, poses_at, video_keyframes
+from kinegraph.media import clip_times_s
+from kinegraph.paths import copy_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import invalid
-from kinegraph.serve.schemas import EgoPoses, Trajectory
+from kinegraph.serve.schemas import EgoPoses, QARequest, Trajectory
 from kinegraph.types import Media, Sample
 
 
@@ -51,14 +53,37 @@ def pose_context(poses: EgoPoses) -> dict[str, list]:
     }
 
 
-def planar_poses(timestamps_s: Any, x_m: Any, y_m: Any, yaw_rad: Any) -> dict[str, list]:
-    """Ground-plane poses (z = 0, rotation about z by the yaw) in the TAD loader's form."""
-    yaw = np.asarray(yaw_rad, dtype=float)
-    return {
-        "timestamp_us": [round(float(t) * 1e6) for t in timestamps_s],
-        "translation_m": [[float(x), float(y), 0.0] for x, y in zip(x_m, y_m, strict=True)],
-        "rotation_wxyz": [[float(np.cos(a / 2)), 0.0, 0.0, float(np.sin(a / 2))] for a in yaw],
-    }
+def keyframes_of(video: Media, rate_hz: float, workdir: Path, max_frames: int) -> Media:
+    """The keyframes of a request's video at `rate_hz` (files in the request's workdir); a 422 naming
+    the video when it yields too many or too few."""
+    try:
+        return video_keyframes(video, rate_hz, workdir / "keyframes", max_frames)
+    except DataError as exc:
+        raise invalid(f"video: {exc.message}") from None
+
+
+def keyframe_poses(
+    request: QARequest, video: Media | None, keyframes: Media, request_id: str
+) -> tuple[dict, str]:
+    """Ego poses at the frames' times, and how they were made: read off the request's planar `trajectory`
+    (its clock is the clip's), else measured from every frame of the `video` the frames were sampled from."""
+    if request.trajectory is not None:
+        try:
+            times = clip_times_s(keyframes, len(keyframes.frame_paths))
+        except DataError:
+            raise invalid("trajectory: the frames have no times to read poses at (send fps)") from None
+        t = request.trajectory
+        try:
+            poses = poses_at(times, t.timestamps_s, t.x_m, t.y_m, t.yaw_rad, "trajectory")
+        except DataError as exc:
+            raise invalid(f"trajectory: {exc.message}") from None
+        return poses, "from trajectory"
+    if video is None:
+        raise ValueError("keyframe_poses measures poses from a video")
+    try:
+        return measured_poses(video, keyframes, request_id), "measured"
+    except (DataError, OSError, ValueError) as exc:
+        raise invalid(f"cannot measure the ego poses from this video: {exc}") from None
 
 
 def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict, dict]:
@@ -86,9 +111,12 @@ def _tables(root: str, version: str) -> Any:
     return NuScenesTables(root, version)
 
 
-def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Media, dict[str, list]]:
+def nuscenes_scene(
+    data_root: Path | None, version: str, scene: str, private: Path
+) -> tuple[Media, dict[str, list]]:
     """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
-    itself) and their ego poses, as the TAD loader reads them."""
+    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and copied
+    under `private`."""
     if data_root is None:
         raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
     base = data_root.resolve()
@@ -104,7 +132,8 @@ def nuscenes_scene(data_root: Path | None, version: str, scene: str) -> tuple[Me
     if not frames:
         raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
     paths = [
-        str(resolve_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene")) for f in frames
+        str(copy_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene", private))
+        for f in frames
     ]
     t0 = frames[0].timestamp_us
     media = Media(

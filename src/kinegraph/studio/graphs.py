@@ -1,12 +1,14 @@
 """Every catalog graph for LangGraph Studio (`langgraph dev`, see langgraph.json), taking and giving JSON.
 
 Each module attribute (`egodyn_oracle` for `egodyn.oracle`) is a thin outer graph: `read_input` checks
-the JSON input against its family's schema (`studio_inputs`) and turns it into `Sample`s, then
-`run_graph` invokes the compiled catalog graph on them as a subgraph, with a `GraphContext` built from
-configuration since Studio has no runner: the model comes from the run's configurable `model` (and
-`base_url`, `roles`), else `$KINEGRAPH_MODEL` / `$KINEGRAPH_BASE_URL`. Graphs without a model need none.
-The configurable `options` (`{name: value}`, as `kinegraph run -O`) are checked by the graph's `GraphSpec`
-and the graph is compiled once per distinct options.
+the JSON input against its family's schema (`studio.inputs`) and its files, then `run_graph` turns it
+into `Sample`s (every referenced file opened by descriptor and copied into a private folder for the run,
+a video asked about as its keyframes: `studio_samples`) and invokes the compiled catalog graph on them
+as a subgraph, with a `GraphContext` built from configuration since Studio has no runner: the model
+comes from the run's configurable `model` (and `base_url`, `roles`), else `$KINEGRAPH_MODEL` /
+`$KINEGRAPH_BASE_URL`. Graphs without a model need none. The configurable `options` (`{name: value}`,
+as `kinegraph run -O`) are checked by the graph's `GraphSpec` and the graph is compiled once per
+distinct options.
 `python -m kinegraph.studio.graphs` prints the langgraph.json these attributes make.
 """
 
@@ -17,6 +19,7 @@ import functools
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -24,9 +27,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict  # pydantic (and so the Studio schemas) read only this on 3.11
 
-from kinegraph.graphs import GraphSpec, graphs
+from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.media_limits import decoding_within
+from kinegraph.paths import private_directory
 from kinegraph.studio.inputs import (
     STUDIO_LIMITS,
     StudioInputError,
@@ -34,6 +38,7 @@ from kinegraph.studio.inputs import (
     input_schema,
     read_samples,
 )
+from kinegraph.studio.keyframes import keyframe_samples
 from kinegraph.types import Sample
 
 MODEL_ENV = "KINEGRAPH_MODEL"
@@ -45,7 +50,7 @@ class StudioState(TypedDict, total=False):
 
     samples: list[dict[str, Any]]
     media: dict[str, Any]
-    checked: list[dict[str, Any]]
+    checked: list[dict[str, Any]]  # the questions read_input checked (no media: its copies are gone)
     predictions: list[dict[str, Any]]
 
 
@@ -115,7 +120,19 @@ def compiled_graph(name: str, options: Mapping[str, Any]) -> CompiledStateGraph:
 @functools.lru_cache(maxsize=256)
 def _compiled(name: str, options_json: str) -> CompiledStateGraph:
     """`compiled_graph`'s cache, keyed by the options as JSON with sorted keys (failures are not kept)."""
-    return graphs.get(name).build(json.loads(options_json))
+    return graph_spec(name).build(json.loads(options_json))
+
+
+def _given(state: StudioState) -> dict[str, Any]:
+    """The input's own keys of the state (`samples`, `media`)."""
+    return {key: state[key] for key in ("samples", "media") if key in state}  # type: ignore[literal-required]
+
+
+def studio_samples(spec: GraphSpec, given: Mapping[str, Any], private: Path) -> list[Sample]:
+    """The `Sample`s of one Studio input for `spec`: every referenced file opened by descriptor under the
+    media root and copied into `private`, a video asked about as its keyframes (written there too)."""
+    samples = read_samples(spec.family, given, None, private)
+    return keyframe_samples(spec, samples, private / "keyframes")  # a video: its keyframes
 
 
 def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
@@ -124,22 +141,26 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
     compiled_graph(spec.name, {})
 
     def read_input(state: StudioState) -> dict[str, Any]:
-        """Validate the JSON input and resolve its files (a sync node: it touches the file system)."""
-        given = {key: state[key] for key in ("samples", "media") if key in state}  # type: ignore[literal-required]
-        return {"checked": [s.model_dump(mode="json") for s in read_samples(spec.family, given)]}
+        """Validate the JSON input and check its files (a sync node: it touches the file system); the
+        checks read private copies of the files opened under the media root, removed afterwards."""
+        with private_directory(prefix="kinegraph-studio-") as private:
+            samples = read_samples(spec.family, _given(state), None, private)
+        return {"checked": [s.model_dump(mode="json", exclude={"media"}) for s in samples]}
 
     async def run_graph(state: StudioState, config: RunnableConfig) -> dict[str, Any]:
         """Invoke the catalog graph on the samples; every sample comes back as a JSON prediction."""
         from kinegraph.run.invoke import invoke_group
 
-        samples = [Sample.model_validate(s) for s in state["checked"]]
         inner = await asyncio.to_thread(compiled_graph, spec.name, graph_options(config))
         context, model = await asyncio.to_thread(graph_context, spec, config)
         try:
-            with decoding_within(STUDIO_LIMITS):  # serve's --max-frames and pixel limit while decoding
-                predictions = await invoke_group(
-                    inner, samples, context, stamp={"graph": spec.name, "model": model}
-                )
+            with private_directory(prefix="kinegraph-studio-") as private:
+                # the input's files opened again by descriptor: the graph decodes what was opened
+                samples = await asyncio.to_thread(studio_samples, spec, _given(state), private)
+                with decoding_within(STUDIO_LIMITS):  # serve's --max-frames and pixel limit while decoding
+                    predictions = await invoke_group(
+                        inner, samples, context, stamp={"graph": spec.name, "model": model}
+                    )
         finally:
             for backend in {id(b): b for b in [context.backend, *context.roles.values()] if b}.values():
                 await backend.aclose()  # type: ignore[attr-defined]

@@ -1,11 +1,14 @@
 """What a graph takes and returns in LangGraph Studio (`langgraph dev`): plain JSON, one schema per family.
 
 Studio sends JSON, so each benchmark family has a TypedDict input schema: the questions of one clip as
-JSON objects in the loaders' record format (`Sample` fields, with the family's context fields named), and
-the clip as a video or frame files relative to the media root (`$KINEGRAPH_MEDIA_ROOT`). References are
-confined and media checked by the same code `serve` and MCP use (`kinegraph.paths`,
-`kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`). `read_samples` validates an input with
-pydantic and turns it into the project's `Sample`s; a bad input is refused in one line naming the field.
+JSON objects in the loaders' record format (`Sample` fields, with the context schema of the family's
+benchmark card), and the clip as a video or frame files relative to the media root
+(`$KINEGRAPH_MEDIA_ROOT`). References are confined and media checked by the same code `serve` and MCP
+use (`kinegraph.paths`, `kinegraph.media_limits`, serve's default limits: `STUDIO_LIMITS`).
+`read_samples` validates an input with pydantic and turns it into the project's `Sample`s; a bad input
+is refused in one line naming the field. Given a private directory, it opens every referenced file by
+descriptor and copies it there, so the graph decodes the files that were checked, never a path under
+the media root someone can swap.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing_extensions import TypedDict  # pydantic builds schemas only from thi
 
 from kinegraph import paths
 from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video
+from kinegraph.suites import card_of
 from kinegraph.types import Media, Sample
 
 MEDIA_ROOT_ENV = "KINEGRAPH_MEDIA_ROOT"
@@ -40,81 +44,6 @@ class StudioMedia(TypedDict, total=False):
     fps: float
 
 
-@with_config(_STRICT)
-class EgoDynContext(TypedDict, total=False):
-    """EgoDyn: the clip's kinematics arrays (.npz under the media root) and summary features."""
-
-    arrays_path: str
-    features: dict[str, float]
-    t_start: float
-    t_end: float
-    camera: dict[str, Any]
-
-
-@with_config(_STRICT)
-class QuantiPhyContext(TypedDict, total=False):
-    """QuantiPhy: the prior and depth text of the question; `source_dir` (under the media root) holds a
-    synthetic world's truth sidecar for the tracker graphs."""
-
-    ground_truth_prior: str
-    depth_info: str
-    fps: float
-    video_source: str
-    alt_prior: str
-    alt_posterior: float
-    counterfactual_factor: float
-    source_dir: str
-
-
-@with_config(_STRICT)
-class TADContext(TypedDict, total=False):
-    """TAD: the scene's keyframe tokens, keysegments and ego poses (`timestamp_us`, `translation_m`,
-    `rotation_wxyz`)."""
-
-    scene_token: str
-    sample_token: str
-    frame_tokens: list[str]
-    keysegments: list[Any]
-    keyframes_token_formatted: Any
-    keyframes_index_formatted: Any
-    ego_poses: dict[str, list[Any]]
-
-
-@with_config(_STRICT)
-class STSBenchContext(TypedDict, total=False):
-    """STSBench: the scenario's ego, agent and other-agent records (ego poses included)."""
-
-    ego: dict[str, Any]
-    agent: dict[str, Any]
-    other_agent: dict[str, Any]
-
-
-@with_config(_STRICT)
-class DSIContext(TypedDict, total=False):
-    """DSI-Bench: the options as the official prompt prints them, and the video sampling rate."""
-
-    options_text: str
-    sampling_fps: float
-
-
-@with_config(_STRICT)
-class AutoDriDMContext(TypedDict, total=False):
-    """AutoDriDM: the image's name and the options as the paper's prompt prints them."""
-
-    image_name: str
-    options_text: str
-
-
-#: The context fields each family's graphs read; a family not listed takes any JSON object.
-CONTEXTS: dict[str, type] = {
-    "egodyn": EgoDynContext,
-    "quantiphy": QuantiPhyContext,
-    "tad": TADContext,
-    "stsbench": STSBenchContext,
-    "dsi": DSIContext,
-    "autodridm": AutoDriDMContext,
-}
-
 #: Context fields that name files, resolved under the media root like the clip itself.
 FILE_FIELDS = ("arrays_path", "source_dir")
 
@@ -128,7 +57,8 @@ class StudioOutput(TypedDict):
 @cache
 def input_schema(family: str | None) -> type:
     """The Studio input TypedDict of a family: `samples` (one clip's questions) and the clip's `media`."""
-    context = CONTEXTS.get(family or "", dict[str, Any])
+    card = card_of(family)
+    context = card.context if card is not None and card.context is not dict else dict[str, Any]
     name = "".join(part.title() for part in (family or "any").split("_"))
     sample = with_config(_STRICT)(
         TypedDict(
@@ -160,9 +90,12 @@ class StudioInputError(ValueError):
     """An input Studio sent that the graph cannot take; the message names the field."""
 
 
-def read_samples(family: str | None, value: Any, media_root: Path | None = None) -> list[Sample]:
+def read_samples(
+    family: str | None, value: Any, media_root: Path | None = None, private: Path | None = None
+) -> list[Sample]:
     """The `Sample`s of one Studio input (see `input_schema`), file references resolved under the media
-    root (`media_root`, else `$KINEGRAPH_MEDIA_ROOT`); a `StudioInputError` in one line when it is bad."""
+    root (`media_root`, else `$KINEGRAPH_MEDIA_ROOT`) and, given `private`, opened by descriptor and copied
+    under it (folders keep their resolved path); a `StudioInputError` in one line when it is bad."""
     try:
         checked = _adapter(family).validate_python(value)
     except ValidationError as exc:
@@ -172,14 +105,17 @@ def read_samples(family: str | None, value: Any, media_root: Path | None = None)
     if not checked["samples"]:
         raise StudioInputError("samples: give at least one question")
     root = media_root if media_root is not None else _env_root()
-    media = _media(checked.get("media") or {}, root)
+    media = _media(checked.get("media") or {}, root, private)
     samples = []
     for i, row in enumerate(checked["samples"]):
         context = dict(row.get("context") or {})
         for field in FILE_FIELDS:
             if field in context:
                 where = f"samples.{i}.context.{field}"
-                context[field] = str(resolve_under(root, context[field], where, regular=False))
+                path = resolve_under(root, context[field], where, regular=False)
+                if private is not None and path.is_file():
+                    path = resolve_under(root, context[field], where, private=private)
+                context[field] = str(path)
         samples.append(
             Sample(
                 id=row.get("id", str(i)),
@@ -202,7 +138,7 @@ def _env_root() -> Path | None:
     return Path(value) if value else None
 
 
-def _media(media: StudioMedia, root: Path | None) -> Media:
+def _media(media: StudioMedia, root: Path | None, private: Path | None) -> Media:
     """The clip as the project's `Media`: exactly one of a video or frame files, under the media root."""
     if "video_path" in media and "frame_paths" in media:
         raise StudioInputError("media: give video_path or frame_paths, not both")
@@ -210,7 +146,7 @@ def _media(media: StudioMedia, root: Path | None) -> Media:
     limits = STUDIO_LIMITS
     try:
         if "video_path" in media:
-            video = resolve_under(root, media["video_path"], "media.video_path")
+            video = resolve_under(root, media["video_path"], "media.video_path", private=private)
             check_video(video, limits, "media.video_path")
             return Media(kind="video", video_path=str(video), **extra)
         if media.get("frame_paths"):
@@ -221,7 +157,7 @@ def _media(media: StudioMedia, root: Path | None) -> Media:
                 )
             paths = []
             for i, reference in enumerate(media["frame_paths"]):
-                path = resolve_under(root, reference, f"media.frame_paths.{i}")
+                path = resolve_under(root, reference, f"media.frame_paths.{i}", private=private)
                 check_image(path, limits.max_image_pixels, f"media.frame_paths.{i}")
                 paths.append(str(path))
             return Media(kind="frames", frame_paths=paths, **extra)
@@ -230,15 +166,21 @@ def _media(media: StudioMedia, root: Path | None) -> Media:
     return Media()
 
 
-def resolve_under(root: Path | None, reference: str, where: str, *, regular: bool = True) -> Path:
+def resolve_under(
+    root: Path | None, reference: str, where: str, *, regular: bool = True, private: Path | None = None
+) -> Path:
     """`reference` (relative to `root`) inside `root` (a regular file unless not `regular`), confined as
-    serve confines references; a `StudioInputError` naming the field otherwise."""
+    serve confines references (given `private`: the file opened by descriptor, copied under it); a
+    `StudioInputError` naming the field otherwise."""
     if root is None:
         raise StudioInputError(
             f"{where}: file references need ${MEDIA_ROOT_ENV}, the folder media comes from"
         )
+    name = f"${MEDIA_ROOT_ENV}"
     try:
-        return paths.resolve_under(root, reference, where, root_name=f"${MEDIA_ROOT_ENV}", regular=regular)
+        if private is not None:
+            return paths.copy_under(root, reference, where, private, root_name=name)
+        return paths.resolve_under(root, reference, where, root_name=name, regular=regular)
     except InputRefused as exc:
         message = f"{exc.message}: {reference!r}" if exc.status == 404 else exc.message
         raise StudioInputError(message) from None

@@ -2,8 +2,9 @@
 
 A tool never opens files itself. The registry hands it a `Clip` or an `Image` from a `MediaSource`:
 `DataRootMedia` resolves references under a data root (symlinks followed, the same confinement and
-header checks as `kinegraph serve`, and a per-frame pixel limit while decoding) and decodes at most
-`max_frames` frames; a graph may hand the sample's own frames instead.
+header checks as `kinegraph serve`, and a per-frame pixel limit while decoding), opens each by descriptor
+and decodes a private copy of the opened file (`kinegraph.paths.copy_under`), at most `max_frames`
+frames; a graph may hand the sample's own frames instead.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.media_limits import InputRefused, MediaLimits, check_image, check_video, decoding_within
-from kinegraph.paths import resolve_under
+from kinegraph.paths import copy_under, private_directory
 
 __all__ = ["Clip", "DataRootMedia", "Image", "MediaLimits", "MediaSource", "ToolError"]
 
@@ -78,10 +79,12 @@ class DataRootMedia:
                 f"num_frames must be between 2 and the server's limit of {limit}, got {num_frames}"
             )
         try:
-            path = resolve_under(self.limits.data_root, reference, "video_path")
-            check_video(path, self.limits, "video_path")
-            with decoding_within(self.limits):
-                frames, record = load_frames(Media(kind="video", video_path=str(path)), num_frames or limit)
+            with private_directory() as private:
+                path = copy_under(self.limits.data_root, reference, "video_path", private)
+                check_video(path, self.limits, "video_path")
+                with decoding_within(self.limits):
+                    media = Media(kind="video", video_path=str(path))
+                    frames, record = load_frames(media, num_frames or limit)
         except InputRefused as exc:
             raise ToolError(exc.message) from None
         except DataError as exc:
@@ -95,9 +98,10 @@ class DataRootMedia:
         from kinegraph.media import read_image
 
         try:
-            path = resolve_under(self.limits.data_root, reference, "image_path")
-            check_image(path, self.limits.max_image_pixels, "image_path")
-            return Image(read_image(path), reference)
+            with private_directory() as private:
+                path = copy_under(self.limits.data_root, reference, "image_path", private)
+                check_image(path, self.limits.max_image_pixels, "image_path")
+                return Image(read_image(path), reference)
         except InputRefused as exc:
             raise ToolError(exc.message) from None
         except DataError as exc:
