@@ -85,7 +85,6 @@ def test_a_lone_surrogate_in_the_answer_is_not_a_500(media_root: Path) -> None:
         ("dsi.baseline", {"video_path": "."}),
         ("dsi.baseline", {"video_path": "./"}),
         ("tad.baseline", {"video_path": "one_frame.mp4"}),
-        ("tad.baseline", {"video_path": "clip.mp4"}),
         ("egodyn.measured", {"video_path": "one_frame.mp4"}),
     ],
 )
@@ -97,6 +96,18 @@ def test_a_dot_path_and_a_one_frame_video_are_refused_not_500(
             response = ask(server.url, {"graph": graph, **body})
     assert 400 <= response.status_code < 500, response.text
     assert response.json()["error"]["message"]
+
+
+def test_an_ordinary_video_is_enough_for_a_tad_graph(media_root: Path) -> None:
+    """A video's keyframes at TAD's 2 Hz are the frames (this was a 4xx: TAD read frame files only)."""
+    with OpenAILoopback(responder=lambda b: "left") as model:
+        with running(
+            model, data_root=media_root, graphs=("tad.baseline",), default_graph="tad.baseline"
+        ) as srv:
+            response = ask(srv.url, {"graph": "tad.baseline", "video_path": "clip.mp4"})
+    assert response.status_code == 200, response.text
+    assert response.json()["inputs"] == {"frames": "keyframes at 2 Hz from the video"}
+    assert response.json()["frames"]["timestamps_s"] == [0.0, 0.5, 1.0, 1.5]
 
 
 def test_an_mcp_argument_with_a_lone_surrogate_is_answered(media_root: Path) -> None:
