@@ -18,6 +18,7 @@ from kinegraph.benchmarks.card import Question, QuestionRefused
 from kinegraph.errors import DataError
 from kinegraph.graphs import GraphSpec
 from kinegraph.graphs.keyframes import measured_poses, video_keyframes
+from kinegraph.media_limits import decoding_within
 from kinegraph.studio.inputs import STUDIO_LIMITS, StudioInputError
 from kinegraph.suites import card_of
 from kinegraph.types import Media, Sample
@@ -41,7 +42,10 @@ def keyframe_samples(spec: GraphSpec, samples: list[Sample]) -> list[Sample]:
         return samples
     video = samples[0].media
     try:
-        keyframes = video_keyframes(video, card.keyframe_rate_hz, _scratch(video), STUDIO_LIMITS.max_frames)
+        with decoding_within(STUDIO_LIMITS):  # each decoded keyframe checked, as serve checks it
+            keyframes = video_keyframes(
+                video, card.keyframe_rate_hz, _scratch(video), STUDIO_LIMITS.max_frames
+            )
     except DataError as exc:
         raise StudioInputError(f"media.video_path: {exc.message}") from None
     made = {"frames": f"keyframes at {card.keyframe_rate_hz:g} Hz from the video"}
