@@ -40,15 +40,13 @@ def keyframe_samples(spec: GraphSpec, samples: list[Sample]) -> list[Sample]:
     card = card_of(spec.family)
     if card is None or card.keyframe_rate_hz is None or not samples or samples[0].media.kind != "video":
         return samples
-    video = samples[0].media
+    video, rate_hz = samples[0].media, card.keyframe_rate_hz
     try:
         with decoding_within(STUDIO_LIMITS):  # each decoded keyframe checked, as serve checks it
-            keyframes = video_keyframes(
-                video, card.keyframe_rate_hz, _scratch(video), STUDIO_LIMITS.max_frames
-            )
+            keyframes = video_keyframes(video, rate_hz, _scratch(video), STUDIO_LIMITS.max_frames)
     except DataError as exc:
         raise StudioInputError(f"media.video_path: {exc.message}") from None
-    made = {"frames": f"keyframes at {card.keyframe_rate_hz:g} Hz from the video"}
+    made = {"frames": f"keyframes at {rate_hz:g} Hz from the video"}
     poses = None
     if "ego_poses" in spec.needs_fields and any("ego_poses" not in s.context for s in samples):
         try:
