@@ -24,12 +24,13 @@ def time_runs(args: argparse.Namespace, data: Path, work: Path) -> None:
 
     from kinegraph.run import execute as run
     from kinegraph.run.on_ray import RayOptions, acquire_workers, release_workers, run_on_ray
+    from kinegraph.run.plan import plan_run
     from kinegraph.run.ray_worker import RunSetup
     from kinegraph.run.setup import load_samples
     from kinegraph.types import RunConfig
 
     config = RunConfig(benchmark="egodyn", graph="egodyn.vo", data=str(data), out_dir=str(work / "local"))
-    n_samples = len(load_samples(config))
+    n_samples = len(load_samples(plan_run(config)))
     print("graph: egodyn.vo (decode 10 frames once per clip, KLT + essential-matrix VO, six answers)")
     print(f"clips: {args.clips} (half nuScenes-style 800x450 JPEG frames, half CARLA-style 640x360 mp4)")
     print(f"samples: {n_samples} (14 questions per clip)")
@@ -72,7 +73,12 @@ def time_runs(args: argparse.Namespace, data: Path, work: Path) -> None:
             f"(metrics identical: {same}; "
             f"workers started in {started_s:.2f} s, graph built in {built_s:.2f} s)"
         )
-    overhead(ray, acquire_workers(ray, {"num_cpus": 1.0, "num_gpus": 0.0}, 1)[0], setup, load_samples(config))
+    overhead(
+        ray,
+        acquire_workers(ray, {"num_cpus": 1.0, "num_gpus": 0.0}, 1)[0],
+        setup,
+        load_samples(plan_run(config)),
+    )
     release_workers()
     ray.shutdown()
 

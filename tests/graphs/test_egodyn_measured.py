@@ -145,7 +145,7 @@ def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: 
     import numpy as np
 
     from kinegraph.benchmarks.egodyn import loader as egodyn
-    from kinegraph.graphs.measured_clip import tcogmap_probe
+    from kinegraph.benchmarks.egodyn.measured_clip import tcogmap_probe
     from kinegraph.tools.tcogmap import classify_ego_motion
 
     samples = {s.group: s for s in egodyn.load(str(clips))}

@@ -29,6 +29,7 @@ from kinegraph.run.on_ray import (
     worker_count,
     worker_resources,
 )
+from kinegraph.run.plan import plan_run
 from kinegraph.run.setup import load_samples
 from kinegraph.rundir import read_predictions
 from kinegraph.types import RunConfig
@@ -259,9 +260,8 @@ def test_killed_midway_then_rerun_with_ray_gives_one_prediction_per_sample(
 
 
 def test_shards_are_whole_clips(world):
-    samples = load_samples(
-        RunConfig(benchmark="egodyn", graph="egodyn.oracle", data=str(world), out_dir="unused")
-    )
+    config = RunConfig(benchmark="egodyn", graph="egodyn.oracle", data=str(world), out_dir="unused")
+    samples = load_samples(plan_run(config))
     shards = shard_groups(group_samples(samples[3:]), 3)
     assert [len(s) for s in shards] == [11 + 28, 42, 28]  # 8 clips of 14, the first one partly done
     for shard in shards:

@@ -9,6 +9,7 @@ import pytest
 from kinegraph.agents.loopback import OpenAILoopback
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.benchmarks.tad.world import write_tad_world
+from kinegraph.run.plan import plan_run
 from kinegraph.run.ray_worker import RunSetup, ShardWorker, SnapshotCache, per_worker_concurrency
 from kinegraph.run.setup import load_samples
 from kinegraph.types import RoleModel, RunConfig
@@ -57,7 +58,7 @@ def test_worker_answers_shards_and_keeps_its_graph_across_runs(world, tmp_path):
             out_dir=str(tmp_path / "a"),
             options={"encoding": "timeseries"},
         )
-        samples = load_samples(config)
+        samples = load_samples(plan_run(config))
         worker = ShardWorker()
 
         async def scenario():
@@ -96,7 +97,7 @@ def test_worker_runs_each_role_on_its_own_backend(tmp_path):
             loader_options={"nuscenes_root": str(nus)},
             out_dir=str(tmp_path / "run"),
         )
-        samples = load_samples(config)[:3]
+        samples = load_samples(plan_run(config))[:3]
         result = asyncio.run(ShardWorker().run_shard(RunSetup("run-1", config, 4), samples))
         captioning, answering = len(vlm.requests), len(llm.requests)
     assert answering == 3 and captioning % 4 == 0 and captioning > 0

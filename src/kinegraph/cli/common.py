@@ -138,6 +138,7 @@ def os_error_line(exc: OSError, where: Path) -> str:
 
 
 def write_or_print(text: str, out: Path | None) -> None:
+    """`text` on stdout, or written atomically to `out` (and said on stderr)."""
     if out is None:
         sys.stdout.write(text)
     else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kinegraph.run.local import run as run_locally
-from kinegraph.run.seeding import with_run_seed
 from kinegraph.run.summary import RunSummary
 from kinegraph.types import RunConfig
 
@@ -22,8 +21,7 @@ def execute(
 ) -> RunSummary:
     """Run or resume `config`: in this process, or on Ray when `ray` options are given (Ray is imported
     only then). `local` (samples=, backend=) is for in-process runs only. The run's seed fills the
-    graph's `seed` option first (`run.seeding.with_run_seed`), so run.json records it either way."""
-    config = with_run_seed(config)
+    graph's `seed` option first (`run.plan.plan_run`), so run.json records it either way."""
     if ray is None:
         return run_locally(config, show_progress=show_progress, **local)
     if local:

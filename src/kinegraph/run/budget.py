@@ -15,11 +15,10 @@ from pydantic import BaseModel
 
 from kinegraph.agents.estimate import EstimatingBackend
 from kinegraph.agents.pricing import PriceTable
-from kinegraph.agents.providers import parse_model_spec
-from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
-from kinegraph.run.setup import build_graph, load_samples, role_models, tool_batches
+from kinegraph.run.plan import RunPlan, plan_run
+from kinegraph.run.setup import build_graph, load_samples, tool_batches
 from kinegraph.types import RunConfig
 
 
@@ -39,19 +38,20 @@ class RunEstimate(BaseModel):
 
 async def estimate_run_async(config: RunConfig) -> RunEstimate:
     """Walk the run's graph over its samples without sending anything; see the module docstring."""
-    samples = load_samples(config)
-    graph, _ = build_graph(config)
-    filled = role_models(config)
+    plan = plan_run(config)
+    config = plan.config
+    samples = load_samples(plan)
+    graph = build_graph(plan)
     backend = None
-    if any(role not in config.roles for role in filled):
-        backend = _estimating(config.model, config.model_options)  # type: ignore[arg-type]
-    roles = {role: _estimating(named.model, named.options) for role, named in config.roles.items()}
+    if plan.needs_default_model:
+        backend = _estimating(plan, config.model, config.model_options)  # type: ignore[arg-type]
+    roles = {role: _estimating(plan, named.model, named.options) for role, named in config.roles.items()}
     context = GraphContext(
         backend=backend,
         limiter=asyncio.Semaphore(max(1, config.concurrency)),
         tools=tool_batches(config),
         roles=roles,  # type: ignore[arg-type]
-        model_roles=graph_spec(config.graph).model_roles,
+        model_roles=plan.graph.model_roles,
     )
     groups: Any = iter(group_samples(samples))
     while batch := [g for _, g in zip(range(max(1, config.concurrency)), groups, strict=False)]:
@@ -68,9 +68,9 @@ async def estimate_run_async(config: RunConfig) -> RunEstimate:
     )
 
 
-def _estimating(spec: str, options: dict[str, Any]) -> EstimatingBackend:
+def _estimating(plan: RunPlan, spec: str, options: dict[str, Any]) -> EstimatingBackend:
     """A backend for `spec` that counts what it would send (priced with the `prices` option's table)."""
-    provider, model = parse_model_spec(spec)
+    provider, model = plan.models[spec]
     return EstimatingBackend(provider, model, PriceTable.load(options.get("prices")))
 
 

@@ -22,19 +22,18 @@ from typing import Any
 
 from kinegraph.agents.protocol import Backend
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
-from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.clip_limit import ClipLimit
 from kinegraph.run.invoke import group_samples, invoke_group
+from kinegraph.run.plan import RunPlan, plan_run
 from kinegraph.run.progress import RunProgress
-from kinegraph.run.seeding import check_backend_seed, with_run_seed
+from kinegraph.run.seeding import check_backend_seed
 from kinegraph.run.setup import (
     build_graph,
     load_samples,
     make_backend,
     make_role_backends,
     role_limiters,
-    role_models,
     tool_batches,
 )
 from kinegraph.run.signals import terminate_as_interrupt
@@ -52,9 +51,10 @@ async def run_async(
 ) -> RunSummary:
     """Run (or resume) `config`; returns the summary written to run.json. A `backend` given in process
     must have been built with the run's seed where its provider takes one (`get_backend(..., seed=)`)."""
-    config = with_run_seed(config)
+    plan = plan_run(config, backend)  # a role the graph lacks or cannot fill: one line, before any call
+    config = plan.config
     out_dir = Path(config.out_dir)
-    samples = list(samples) if samples is not None else load_samples(config)
+    samples = list(samples) if samples is not None else load_samples(plan)
     if not samples:
         raise ValueError("no samples to run")
     seen: set[str] = set()
@@ -62,15 +62,14 @@ async def run_async(
         if s.id in seen:
             raise ValueError(f"duplicate sample id {s.id!r}: ids must be unique within a run")
         seen.add(s.id)
-    graph, _ = build_graph(config)
-    filled = role_models(config, backend)  # a role the graph lacks or cannot fill: one line, before any call
-    if any(role not in config.roles for role in filled):
+    graph = build_graph(plan)
+    if plan.needs_default_model:
         if backend is not None:
             check_backend_seed(config, backend)
-        backend = backend or make_backend(config)
+        backend = backend or make_backend(plan)
     else:
         backend = None
-    roles = make_role_backends(config)
+    roles = make_role_backends(plan)
     if config.max_cost_usd is not None:  # one budget over every role's calls
         limit = SpendingLimit(config.max_cost_usd)
         backend = BudgetedBackend(backend, limit) if backend is not None else None
@@ -81,26 +80,22 @@ async def run_async(
         tools=tool_batches(config),
         roles=roles,
         limiters=role_limiters(config),
-        model_roles=graph_spec(config.graph).model_roles,
+        model_roles=plan.graph.model_roles,
     )
     with lock_run_dir(out_dir):
         check_resumable(config)
-        return await _run_locked(config, samples, graph, context, filled, show_progress)
+        return await _run_locked(plan, samples, graph, context, show_progress)
 
 
 async def _run_locked(
-    config: RunConfig,
-    samples: list[Sample],
-    graph: Any,
-    context: GraphContext,
-    role_models: dict[str, str],
-    show_progress: bool,
+    plan: RunPlan, samples: list[Sample], graph: Any, context: GraphContext, show_progress: bool
 ) -> RunSummary:
     """The run itself, with the directory locked: resume, schedule, record the outcome in run.json."""
+    config = plan.config
     log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     groups = group_samples(pending)
-    run_info, t0 = start_run(config, role_models=role_models), time.perf_counter()
+    run_info, t0 = start_run(plan), time.perf_counter()
     status, n_new = "completed", 0
     progress = RunProgress(total=len(samples), done=len(samples) - len(pending), enabled=show_progress)
     try:
@@ -115,7 +110,7 @@ async def _run_locked(
     finally:
         log.close()
         summary = finish_run(
-            config, samples, run_info, status, n_new, time.perf_counter() - t0, context, known=log.done
+            plan, samples, run_info, status, n_new, time.perf_counter() - t0, context, known=log.done
         )
     return summary
 

@@ -23,13 +23,14 @@ from pydantic import BaseModel, Field
 
 from kinegraph.agents.cache import ResponseCache, resolve_cache_path
 from kinegraph.agents.protocol import GenerateResponse
-from kinegraph.graphs import GraphSpec, graph_spec
+from kinegraph.graphs import GraphSpec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples
+from kinegraph.run.plan import RunPlan, plan_run
 from kinegraph.run.progress import RunProgress
 from kinegraph.run.ray_address import probe_address
 from kinegraph.run.ray_worker import RunSetup, ShardResult, actor_class, per_worker_concurrency
-from kinegraph.run.setup import build_graph, load_samples, role_models
+from kinegraph.run.setup import build_graph, load_samples
 from kinegraph.run.signals import terminate_as_interrupt
 from kinegraph.run.summary import RunSummary, finish_run, start_run
 from kinegraph.rundir import PREDICTIONS, PredictionLog, check_resumable, lock_run_dir
@@ -151,20 +152,18 @@ def worker_count(
     return max(1, min(capacity, n_shards))
 
 
-def cache_snapshot(config: RunConfig) -> tuple[ResponseCache | None, dict[str, str]]:
+def cache_snapshot(plan: RunPlan) -> tuple[ResponseCache | None, dict[str, str]]:
     """The driver's response cache (None when off or not needed) and its rows for the run's models
-    (`--model` and every `--role` model)."""
-    models = {config.model} if config.model is not None else set()
-    models |= {named.model for named in config.roles.values()}
-    if not config.use_cache or not models:
+    (each model that fills a role of the graph)."""
+    config = plan.config
+    if not config.use_cache or not plan.models:
         return None, {}
     path = resolve_cache_path(config.cache)
     if path is None:
         return None, {}
     cache = ResponseCache(path)
     rows: dict[str, str] = {}
-    for spec in sorted(models):
-        provider, _, model = spec.partition(":")
+    for provider, model in sorted(plan.models.values()):
         rows.update(cache.rows_for(provider, model))
     return cache, rows
 
@@ -178,29 +177,23 @@ def run_on_ray(
 ) -> RunSummary:
     """Run (or resume) `config` on Ray; the same run directory, predictions and metrics as `runner.run`."""
     options = options or RayOptions()
+    plan = plan_run(config)  # roles the graph lacks or cannot fill are refused here
+    config = plan.config
     out_dir = Path(config.out_dir)
-    samples = list(samples) if samples is not None else load_samples(config)
+    samples = list(samples) if samples is not None else load_samples(plan)
     if not samples:
         raise ValueError("no samples to run")
-    spec = graph_spec(config.graph)
-    build_graph(config)  # options are refused here, before any worker starts
-    filled = role_models(config)  # and roles the graph lacks or cannot fill
+    build_graph(plan)  # options are refused here, before any worker starts
     if not session_open():  # a mistyped address leaves no run directory behind
         probe_address(options.address)
     with terminate_as_interrupt(), lock_run_dir(out_dir):
         check_resumable(config)
-        return _run_locked(config, options, samples, spec, filled, show_progress)
+        return _run_locked(plan, options, samples, show_progress)
 
 
-def _run_locked(
-    config: RunConfig,
-    options: RayOptions,
-    samples: list[Sample],
-    spec: GraphSpec,
-    role_models: dict[str, str],
-    show_progress: bool,
-) -> RunSummary:
+def _run_locked(plan: RunPlan, options: RayOptions, samples: list[Sample], show_progress: bool) -> RunSummary:
     """The Ray run with the directory locked: resume, drive the workers, record the outcome in run.json."""
+    config = plan.config
     log = PredictionLog(Path(config.out_dir) / PREDICTIONS).open(drop_errors=config.retry_errors)
     pending = [s for s in samples if s.id not in log.done]
     shards = shard_groups(group_samples(pending), options.shard_groups)
@@ -211,14 +204,12 @@ def _run_locked(
         session = ray_session(options) if shards else nullcontext()
         with session as ray:
             ray_info = {"address": options.address or "local", "shards": len(shards)}
-            run_info = start_run(config, role_models=role_models, ray=ray_info)
+            run_info = start_run(plan, ray=ray_info)
             status, n_new, t0 = "completed", 0, time.perf_counter()
             try:
                 if shards:
                     with progress:
-                        n_new, status = _drive(
-                            ray, config, options, spec, shards, log, progress, context, run_info
-                        )
+                        n_new, status = _drive(ray, plan, options, shards, log, progress, context, run_info)
             except KeyboardInterrupt:
                 status = "interrupted"
                 raise
@@ -227,7 +218,7 @@ def _run_locked(
                 raise
             finally:
                 elapsed_s = time.perf_counter() - t0
-                summary = finish_run(config, samples, run_info, status, n_new, elapsed_s, context)
+                summary = finish_run(plan, samples, run_info, status, n_new, elapsed_s, context)
     finally:
         log.close()
     return summary
@@ -270,9 +261,8 @@ def release_workers() -> None:
 
 def _drive(
     ray: Any,
-    config: RunConfig,
+    plan: RunPlan,
     options: RayOptions,
-    spec: GraphSpec,
     shards: list[list[Sample]],
     log: PredictionLog,
     progress: RunProgress,
@@ -280,6 +270,7 @@ def _drive(
     run_info: dict[str, Any],
 ) -> tuple[int, str]:
     """Start the workers, keep `in_flight` shards queued on each, and append results as they arrive."""
+    config, spec = plan.config, plan.graph
     needs_model = spec.needs_model
     cluster = ray.cluster_resources()
     resources = worker_resources(config, spec, options, cluster)
@@ -287,7 +278,7 @@ def _drive(
     n_workers = worker_count(resources, cluster, len(shards), api_bound, config, options.workers)
     # model graphs split the run-wide call limit; tool graphs run one clip at a time per reserved CPU/GPU
     concurrency = per_worker_concurrency(config.concurrency, n_workers) if needs_model else 1
-    cache, rows = cache_snapshot(config) if needs_model else (None, {})
+    cache, rows = cache_snapshot(plan) if needs_model else (None, {})
     run_info["ray"].update(workers=n_workers, resources=resources, per_worker_concurrency=concurrency)
     # each worker reserves against its own share of the budget, so together they never cross it
     budget = None if config.max_cost_usd is None or not needs_model else config.max_cost_usd / n_workers

@@ -21,10 +21,10 @@ from typing import Any
 
 from kinegraph.agents.protocol import GenerateResponse
 from kinegraph.agents.spending import BudgetedBackend, SpendingLimit
-from kinegraph.graphs import graph_spec
 from kinegraph.graphs.state import GraphContext
 from kinegraph.run.invoke import group_samples, invoke_group
-from kinegraph.run.setup import build_graph, make_backend, make_role_backends, role_models, tool_batches
+from kinegraph.run.plan import RunPlan, plan_run
+from kinegraph.run.setup import build_graph, make_backend, make_role_backends, tool_batches
 from kinegraph.types import Prediction, RunConfig, Sample
 
 #: A cache row as it travels between workers and the driver: (key, provider, model, response JSON).
@@ -116,6 +116,7 @@ class ShardWorker:
     def __init__(self) -> None:
         self.run_id: str | None = None
         self.graph_key: str | None = None
+        self.plan: RunPlan | None = None
         self.graph: Any = None
         self.backend: Any = None
         self.roles: dict[str, Any] = {}
@@ -136,7 +137,8 @@ class ShardWorker:
             if setup.graph_key() != self.graph_key:
                 self.graph = self.backend = None  # release the previous model before loading the next
                 self.roles = {}
-                self.graph, self.backend, self.roles = build_graph_and_backend(setup.config)
+                self.plan = plan_run(setup.config)
+                self.graph, self.backend, self.roles = build_graph_and_backend(self.plan)
                 self.graph_key = setup.graph_key()
             self.cache = None
             backends = [b for b in (self.backend, *self.roles.values()) if b is not None]
@@ -166,7 +168,7 @@ class ShardWorker:
             tools=tool_batches(config),
             roles=self.run_roles,
             limiters=self._role_limiters,
-            model_roles=graph_spec(config.graph).model_roles,
+            model_roles=self.plan.graph.model_roles if self.plan is not None else (),
         )
         start = time.perf_counter()
         stamp = {"graph": config.graph, "model": config.model}
@@ -191,13 +193,11 @@ class ShardWorker:
         return time.perf_counter()
 
 
-def build_graph_and_backend(config: RunConfig) -> tuple[Any, Any, dict[str, Any]]:
+def build_graph_and_backend(plan: RunPlan) -> tuple[Any, Any, dict[str, Any]]:
     """The compiled graph, the default backend when a role runs on `--model` (else None), and the
     backends of the named roles; all uncached (workers cache in memory)."""
-    graph, _ = build_graph(config)
-    filled = role_models(config)
-    default = make_backend(config, cache=False) if any(r not in config.roles for r in filled) else None
-    return graph, default, make_role_backends(config, cache=False)
+    default = make_backend(plan, cache=False) if plan.needs_default_model else None
+    return build_graph(plan), default, make_role_backends(plan, cache=False)
 
 
 def actor_class(options: dict[str, Any]) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kinegraph.graphs.state import GraphContext
+from kinegraph.run.plan import RunPlan
 from kinegraph.run.seeding import seed_sent, warn_unsent_seed
 from kinegraph.run.verdict import run_failure
 from kinegraph.rundir import (
@@ -26,11 +27,9 @@ from kinegraph.rundir import (
     versions,
     write_json,
 )
-from kinegraph.suites import suites
 from kinegraph.types import (
     FAILED_STATUSES,
     Prediction,
-    RunConfig,
     Sample,
     Usage,
     group_warnings,
@@ -58,23 +57,21 @@ class RunSummary(BaseModel):
     failure: str | None = None
 
 
-def start_run(
-    config: RunConfig, role_models: Mapping[str, str] | None = None, **extra: Any
-) -> dict[str, Any]:
+def start_run(plan: RunPlan, **extra: Any) -> dict[str, Any]:
     """Write run.json's opening state; a resumed run keeps its first start time and counts sessions.
 
     `seed_sent` says per model role whether its requests carry a sampling seed; a seed that some model
     does not take is also said on stderr.
     """
+    config = plan.config
     out_dir = Path(config.out_dir)
     previous = read_json(out_dir / RUN_JSON) or {}
     started = now()
-    role_models = dict(role_models or {})
-    sent = seed_sent(config, role_models)
-    warn_unsent_seed(config, role_models, sent)
+    sent = seed_sent(plan)
+    warn_unsent_seed(plan, sent)
     run_info = {
         "config": config.model_dump(),
-        "role_models": role_models,
+        "role_models": dict(plan.role_models),
         "seed_sent": sent,
         "versions": versions(),
         "git_sha": git_sha(),
@@ -89,7 +86,7 @@ def start_run(
 
 
 def finish_run(
-    config: RunConfig,
+    plan: RunPlan,
     samples: Sequence[Sample],
     run_info: dict[str, Any],
     status: str,
@@ -102,6 +99,7 @@ def finish_run(
 
     `known` is the log already in memory (everything in predictions.jsonl); without it the file is read.
     """
+    config = plan.config
     out_dir = Path(config.out_dir)
     ids = {s.id for s in samples}
     everything = known.values() if known is not None else read_predictions(out_dir / PREDICTIONS)
@@ -128,7 +126,7 @@ def finish_run(
     for warning, count in summary.warnings.items():
         print(f"warning: {count} of {n_groups} groups: {warning}", file=sys.stderr, flush=True)
     if predictions:
-        suite = suites.get(config.benchmark)
+        suite = plan.suite
         metrics = suite.score(samples, predictions)
         write_json(out_dir / METRICS, metrics)
         suite.export(samples, predictions, out_dir / OFFICIAL)

@@ -3,8 +3,8 @@
 EgoDyn graphs read the clip kinematics (an npz of arrays plus the clip features); TAD and STSBench graphs
 read ego poses (nuScenes' timestamps, translations and quaternions). A request gives a planar
 `trajectory`, `ego_poses`, or a nuScenes scene under the data root; where a graph needs one and the
-request has none, the trajectory is measured from the frames (`graphs.measured_clip`, the estimator of
-`egodyn.measured`) and the response says so.
+request has none, the trajectory is measured from the frames (`benchmarks.egodyn.measured_clip`, the
+estimator of `egodyn.measured`) and the response says so.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def keyframe_poses(
 def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict, dict]:
     """(EgoDyn kinematics context, TAD ego poses) of the trajectory measured from every frame; a 422 in
     one line when the frames cannot be measured (too few, no timestamps, too little tracked road)."""
-    from kinegraph.graphs.measured_clip import measure_clip
+    from kinegraph.benchmarks.egodyn.measured_clip import measure_clip
 
     sample = Sample(id=request_id, benchmark="serve", group=request_id, question="", media=media)
     try:

@@ -1,4 +1,4 @@
-"""EgoDyn-Bench's home: the loader, the question bank, the clip extraction and the synthetic world."""
+"""EgoDyn-Bench's home: loader, question bank, clip extraction, a clip measured from its frames, world."""
 
 from kinegraph.benchmarks.egodyn.loader import (
     DEFAULT_NUM_FRAMES,

@@ -1,7 +1,7 @@
 """EgoDyn-Bench graphs: the VLM baselines (vision, trajectory) and their tool-augmented variant.
 
 Each builder returns a compiled graph over one clip (`GroupState`); the runtime context carries the backend.
-Prompts are upstream's (`egodyn_prompts`); answers go through the official parser.
+Prompts are upstream's (`graphs/egodyn/prompts.py`); answers go through the official parser.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from kinegraph.benchmarks.egodyn.measured_clip import decode_clip, measure_clip
 from kinegraph.errors import DataError
 from kinegraph.graphs.egodyn.builders import Encoding, trajectory_blocks, vlm_graph
 from kinegraph.graphs.egodyn.tools import answer_from
-from kinegraph.graphs.measured_clip import decode_clip, measure_clip
 from kinegraph.graphs.nodes import record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.tools.dense_flow import FLOW_METHODS, DenseFlowSpec

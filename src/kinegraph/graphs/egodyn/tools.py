@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from kinegraph.benchmarks.egodyn.loader import load_arrays
-from kinegraph.graphs.measured_clip import tcogmap_probe
+from kinegraph.benchmarks.egodyn.measured_clip import tcogmap_probe
 from kinegraph.graphs.nodes import decode_frames, prediction, record_group_error, route_on_error
 from kinegraph.graphs.state import GraphContext, GroupState
 from kinegraph.tools.dense_flow import DenseFlowSpec, FlowMethod
