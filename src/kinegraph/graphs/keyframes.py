@@ -88,7 +88,7 @@ def poses_at(
 
 def measured_poses(video: Media, keyframes: Media, sample_id: str) -> dict[str, list]:
     """Ego poses at the keyframes' times, measured from every frame of `video` (EgoDyn's estimator)."""
-    from kinegraph.graphs.measured_clip import measure_clip
+    from kinegraph.benchmarks.egodyn.measured_clip import measure_clip
 
     sample = Sample(id=sample_id, benchmark="keyframes", group=sample_id, question="", media=video)
     track = measure_clip(sample, {}, None)["measured"]["signals"]["trajectory"]

@@ -314,7 +314,9 @@ class QAService:
         else:
             media = build_media(request, uploads, self.settings, workdir)
         if keyframe_rate_hz is not None and media.kind == "video":
-            video, media = media, keyframes_of(media, keyframe_rate_hz, workdir, self.settings.max_frames)
+            with decoding_within(media_limits(self.settings)):  # each decoded keyframe checked too
+                keyframes = keyframes_of(media, keyframe_rate_hz, workdir, self.settings.max_frames)
+            video, media = media, keyframes
             made["frames"] = f"keyframes at {keyframe_rate_hz:g} Hz from the video"
         if request.trajectory is not None:
             context.update(trajectory_context(request.trajectory, workdir))

@@ -16,6 +16,7 @@ from kinegraph.benchmarks.card import Question, QuestionRefused
 from kinegraph.errors import DataError
 from kinegraph.graphs import GraphSpec
 from kinegraph.graphs.keyframes import measured_poses, video_keyframes
+from kinegraph.media_limits import decoding_within
 from kinegraph.studio.inputs import STUDIO_LIMITS, StudioInputError
 from kinegraph.suites import card_of
 from kinegraph.types import Sample
@@ -31,12 +32,13 @@ def keyframe_samples(spec: GraphSpec, samples: list[Sample], scratch: Path) -> l
     card = card_of(spec.family)
     if card is None or card.keyframe_rate_hz is None or not samples or samples[0].media.kind != "video":
         return samples
-    video = samples[0].media
+    video, rate_hz = samples[0].media, card.keyframe_rate_hz
     try:
-        keyframes = video_keyframes(video, card.keyframe_rate_hz, scratch, STUDIO_LIMITS.max_frames)
+        with decoding_within(STUDIO_LIMITS):  # each decoded keyframe checked, as serve checks it
+            keyframes = video_keyframes(video, rate_hz, scratch, STUDIO_LIMITS.max_frames)
     except DataError as exc:
         raise StudioInputError(f"media.video_path: {exc.message}") from None
-    made = {"frames": f"keyframes at {card.keyframe_rate_hz:g} Hz from the video"}
+    made = {"frames": f"keyframes at {rate_hz:g} Hz from the video"}
     poses = None
     if "ego_poses" in spec.needs_fields and any("ego_poses" not in s.context for s in samples):
         try:
