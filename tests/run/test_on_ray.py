@@ -75,6 +75,7 @@ def metrics(out_dir):
     return json.loads((out_dir / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["user graph", "egodyn.oracle"])
 def test_vlm_free_graph_same_predictions_and_metrics_as_single_process(ray_address, world, tmp_path, graph):
     graph_spec = ray_address[1] if graph == "user graph" else graph
@@ -211,6 +212,7 @@ def test_sweep_on_ray_same_metrics_as_local_sweep(ray_address, world, tmp_path):
     assert (tmp_path / "ray" / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_killed_midway_then_rerun_with_ray_gives_one_prediction_per_sample(
     ray_address, world, graph_dir, tmp_path
 ):
