@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -20,8 +22,15 @@ def cache_root() -> Path:
     return Path(os.environ.get("KINEGRAPH_VENV_CACHE", ROOT / ".venv-extras")) / digest
 
 
-def cached_venv(name: str, fill: Callable[[Path], None]) -> Path:
-    """The venv `name` under cache_root(), made with `fill(python)` the first time; its interpreter.
+def announcer(config: pytest.Config) -> Callable[[str], None]:
+    """Write a line on pytest's terminal past its output capture (a build takes a minute or more)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return (lambda line: reporter.write_line(line)) if reporter else print
+
+
+def cached_venv(name: str, fill: Callable[[Path], None], say: Callable[[str], None] = print) -> Path:
+    """The venv `name` under cache_root(), made with `fill(python)` the first time (saying so through
+    `say`); its interpreter.
 
     A build that fails leaves nothing behind; one that succeeds is marked complete, so a half-built venv is
     never reused.
@@ -31,7 +40,7 @@ def cached_venv(name: str, fill: Callable[[Path], None]) -> Path:
     if (folder / ".complete").exists():
         return python
     shutil.rmtree(folder, ignore_errors=True)
-    print(f"building the {name} test environment in {folder}", file=sys.stderr)
+    say(f"== building the {name} test environment in {folder}")
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     try:
         fill(python)
