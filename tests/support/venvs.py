@@ -3,6 +3,7 @@ folder named by a hash of pyproject.toml, so that a changed dependency list buil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -23,9 +24,14 @@ def cache_root() -> Path:
 
 
 def announcer(config: pytest.Config) -> Callable[[str], None]:
-    """Write a line on pytest's terminal past its output capture (a build takes a minute or more)."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    return (lambda line: reporter.write_line(line)) if reporter else print
+    """Print a line past pytest's output capture, as its logging does (a build takes a minute or more)."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            print(f"\n{line}", flush=True)
+
+    return say
 
 
 def cached_venv(name: str, fill: Callable[[Path], None], say: Callable[[str], None] = print) -> Path:
