@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def kinegraph(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kinegraph.cli", *args], capture_output=True, text=True)
@@ -73,6 +75,7 @@ def test_unknown_synthetic_world():
     assert result.returncode == 2 and "unknown synthetic world 'atlantis'" in result.stderr
 
 
+@pytest.mark.slow
 def test_model_options_reach_the_backend(tmp_path):
     from kinegraph.agents.loopback import OpenAILoopback
     from tests.support.run_data import write_egodyn_hf
@@ -95,6 +98,7 @@ def test_model_options_reach_the_backend(tmp_path):
     assert result.returncode == 2 and "vllm:m: the vllm provider has no option 'colour'" in result.stderr
 
 
+@pytest.mark.slow
 def test_unknown_graph_option_is_one_line_naming_the_valid_ones(tmp_path):
     from tests.support.run_data import write_egodyn_world
 

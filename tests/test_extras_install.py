@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.venvs import ROOT, cached_venv, pip
+from tests.support.venvs import ROOT, announcer, cached_venv, pip
 
 pytestmark = pytest.mark.slow
 
@@ -47,13 +47,13 @@ def _build(*extras: str):
 
 
 @pytest.fixture(scope="module")
-def core() -> Path:
-    return cached_venv("core", _build())
+def core(request: pytest.FixtureRequest) -> Path:
+    return cached_venv("core", _build(), announcer(request.config))
 
 
 @pytest.fixture(scope="module")
-def vision() -> Path:
-    return cached_venv("vision", _build("vision"))
+def vision(request: pytest.FixtureRequest) -> Path:
+    return cached_venv("vision", _build("vision"), announcer(request.config))
 
 
 def kinegraph(python: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

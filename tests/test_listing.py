@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from kinegraph.cli import app
@@ -69,6 +70,7 @@ print("agree", sum(found is not None for found in read.values()))
 """
 
 
+@pytest.mark.slow
 def test_the_options_listed_are_the_builders_signature():
     """Read from source (no graph library imported: a fresh interpreter, whatever earlier tests imported)
     they agree with the imported builder's signature."""

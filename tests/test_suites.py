@@ -29,6 +29,7 @@ def test_every_suite_declares_what_the_cli_and_reports_need(name):
     assert len({f.name for f in flags}) == len(flags)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SIX)
 def test_every_synthetic_set_is_read_back_by_its_own_loader(name, tmp_path):
     suite = suites.get(name)

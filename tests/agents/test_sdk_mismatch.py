@@ -9,7 +9,7 @@ import pytest
 
 from kinegraph.agents.sdk_mismatch import SdkMismatchError, lacks_field, sdk_mismatch
 from tests.support.lazy import lazy_module
-from tests.support.venvs import cached_venv, overlay, pip
+from tests.support.venvs import announcer, cached_venv, overlay, pip
 
 anthropic = lazy_module("anthropic")
 
@@ -59,13 +59,13 @@ with AnthropicLoopback(responder=lambda body: "left") as server:
 
 
 @pytest.mark.slow
-def test_an_sdk_older_than_the_floor_fails_at_once_naming_its_version():
+def test_an_sdk_older_than_the_floor_fails_at_once_naming_its_version(request):
     # anthropic 0.40 reads answers into a `Usage` type without the cache-token fields the parser reads
     def fill(python):
         pip(python, "--no-deps", "anthropic==0.40.0")
         overlay(python)
 
-    python = cached_venv("anthropic-0.40", fill)
+    python = cached_venv("anthropic-0.40", fill, announcer(request.config))
     done = subprocess.run([str(python), "-c", ASK], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -68,6 +68,7 @@ def test_calculator_boxes_off_the_frame_are_refused(calculator_root: Path, box: 
         default_registry().call("pixel_scale_calculator", arguments, media)
 
 
+@pytest.mark.slow
 def test_a_rerun_without_run_json_never_adopts_another_graphs_predictions(tmp_path: Path) -> None:
     graph = write_graph_module(tmp_path)
     data = write_egodyn_hf(tmp_path / "data", n_clips=1)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.run_data import write_egodyn_hf, write_graph_module
 
 
@@ -43,6 +45,7 @@ def test_a_wrong_base_url_fails_the_run(tmp_path: Path) -> None:
     assert info["status"] == "failed" and info["failure"].startswith("no question was answered")
 
 
+@pytest.mark.slow
 def test_an_error_rate_over_the_threshold_fails_the_run_and_a_higher_one_lets_it_pass(tmp_path: Path) -> None:
     graph = write_graph_module(tmp_path)
     data = write_egodyn_hf(tmp_path / "data", n_clips=4, corrupt=(1, 2, 3))  # 3 of 4 clips unreadable

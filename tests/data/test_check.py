@@ -136,6 +136,7 @@ def test_a_row_without_its_question_names_file_line_and_field(tmp_path: Path) ->
     assert f"{path}:2  field 'question': missing" in line
 
 
+@pytest.mark.slow
 def test_egodyn_frames_missing_from_the_nuscenes_root(tmp_path: Path) -> None:
     folder = _copy("egodyn", tmp_path)
     index = folder / "nuscenes_clips" / "clips_index.jsonl"
@@ -146,6 +147,7 @@ def test_egodyn_frames_missing_from_the_nuscenes_root(tmp_path: Path) -> None:
     assert f"(first: {first['frame_paths'][0]})" in line
 
 
+@pytest.mark.slow
 def test_egodyn_without_a_nuscenes_root(tmp_path: Path) -> None:
     folder = _copy("egodyn", tmp_path)
     shutil.rmtree(folder / "nuscenes")

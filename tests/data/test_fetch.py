@@ -29,6 +29,7 @@ def _fetch(hub: LoopbackHub, suite: str, to: Path, monkeypatch: pytest.MonkeyPat
     return runner.invoke(app, ["data", "fetch", suite, "--to", str(to), *extra])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite", SUITES)
 def test_fetch_check_and_run_each_suite(suite: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = hub_repo(suite, tmp_path)

@@ -48,6 +48,7 @@ def test_tracked_pixels_from_the_videos(scores):
     assert result["mra_average"] >= 0.80
 
 
+@pytest.mark.slow
 def test_an_unparseable_prior_fails_that_row_only(quantiphy_world, tmp_path):
     world = tmp_path / "world"
     shutil.copytree(quantiphy_world, world, ignore=shutil.ignore_patterns("*.mp4"))

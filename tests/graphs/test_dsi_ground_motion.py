@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
@@ -15,6 +16,7 @@ def _record(n: int, fps: float) -> FrameRecord:
     return FrameRecord(indices=list(range(n)), timestamps_s=[i / fps for i in range(n)], source="clip.mp4")
 
 
+@pytest.mark.slow
 def test_a_road_clip_gets_metres_forward() -> None:
     track = script_maneuver("cruise", 2, duration_s=3.2)
     t = np.arange(16) / 5.0

@@ -38,6 +38,7 @@ def _config(world, out, graph, server, cache, **options):
     )
 
 
+@pytest.mark.slow
 def test_vision_vs_trajectory_gap_in_compare(world, tmp_path):
     cache = tmp_path / "cache.sqlite"
     with OpenAILoopback(responder=text_reader) as server:

@@ -13,6 +13,7 @@ from kinegraph.suites import suites
 MICROSECONDS = re.compile(r"__(\d{16})\.jpg$")  # nuScenes: <log>__CAM_FRONT__<capture time, µs>.jpg
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["egodyn.vision", "egodyn.static_first", "egodyn.shuffled"])
 def test_nuscenes_clip_frames_carry_the_file_names_times(graph, kinegraph, tmp_path):
     world = suites.get("egodyn").generate(tmp_path / "world", n=2, seed=0)

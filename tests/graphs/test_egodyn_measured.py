@@ -38,6 +38,7 @@ def _predictions(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().split("\n") if line]
 
 
+@pytest.mark.slow
 def test_measured_answers_all_14_questions_from_frames(clips: Path, tmp_path: Path) -> None:
     measured = _run(clips, tmp_path / "measured", "egodyn.measured")
     vo = _run(clips, tmp_path / "vo", "egodyn.vo")
@@ -54,6 +55,7 @@ def test_measured_answers_all_14_questions_from_frames(clips: Path, tmp_path: Pa
     assert first["frames"]["indices"] == list(range(31))  # every frame of the clip was used
 
 
+@pytest.mark.slow
 def test_measured_without_camera_uses_the_documented_defaults_and_options(
     clips: Path, tmp_path: Path
 ) -> None:
@@ -140,6 +142,7 @@ def test_measured_trajectory_beats_vision_with_a_text_only_model(clips: Path, tm
     assert any("measured" in str(step) for step in trace) or "speed(m/s)" in trace[0]["prompt"]
 
 
+@pytest.mark.slow
 def test_tcogmap_probe_reads_the_measured_trajectory_like_the_true_poses(clips: Path) -> None:
     """TCogMap's Algorithm 1 on the trajectory measured from the video vs on the clip's true poses."""
     import numpy as np

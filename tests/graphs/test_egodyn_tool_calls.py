@@ -112,6 +112,7 @@ def test_calls_mode_sends_tools_runs_the_calls_and_beats_blind_vision(rendered, 
     assert _probe_accuracy(summary) > _probe_accuracy(vision) + 0.1
 
 
+@pytest.mark.slow
 def test_a_model_that_never_calls_tools_answers_as_vision(rendered, tmp_path, vision_run):
     with OpenAILoopback(responder=text_reader) as server:
         summary = _run(server, rendered, tmp_path / "calls")
@@ -121,6 +122,7 @@ def test_a_model_that_never_calls_tools_answers_as_vision(rendered, tmp_path, vi
     assert answers == vision_run[1]
 
 
+@pytest.mark.slow
 def test_grouped_calls_mode_asks_once_per_clip_round(rendered, tmp_path):
     with OpenAILoopback(responder=tool_caller) as server:
         summary = _run(server, rendered, tmp_path / "g", options={"grouped": True}, limit=28)
@@ -137,6 +139,7 @@ def test_grouped_calls_mode_asks_once_per_clip_round(rendered, tmp_path):
     assert all(p["trace"][1]["node"] == "answer_clip_with_tools" for p in predictions)
 
 
+@pytest.mark.slow
 def test_unknown_tool_and_bad_arguments_are_answered_not_fatal(rendered, tmp_path):
     def confused(body):
         if not has_tool_result(body):
@@ -159,6 +162,7 @@ def test_unknown_tool_and_bad_arguments_are_answered_not_fatal(rendered, tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_calls_mode_through_the_anthropic_wire(rendered, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "loopback-key")
     with AnthropicLoopback(responder=tool_caller) as server:
@@ -209,6 +213,7 @@ def test_replay_answers_recorded_text_through_calls_mode(rendered, tmp_path):
     assert not any("tool" in e for p in predictions for e in p["trace"])  # a recording never calls tools
 
 
+@pytest.mark.slow
 def test_cli_runs_calls_mode(rendered, tmp_path, kinegraph):
     with OpenAILoopback(responder=tool_caller) as server:
         kinegraph(
@@ -221,6 +226,7 @@ def test_cli_runs_calls_mode(rendered, tmp_path, kinegraph):
     assert (config["graph"], config["options"]) == ("egodyn.tool_calls", {})
 
 
+@pytest.mark.slow
 def test_text_mode_injects_the_tcogmap_summary_and_offers_no_tools(rendered, tmp_path):
     with OpenAILoopback(responder=text_reader) as server:
         _run(server, rendered, tmp_path / "t", graph="egodyn.tools", limit=14)

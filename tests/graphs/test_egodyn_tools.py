@@ -46,6 +46,7 @@ def rendered(tmp_path_factory):
     return suites.get("egodyn").generate(tmp_path_factory.mktemp("synth"), n=4, seed=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["egodyn.vo", "egodyn.flow", "egodyn.gpu_flow"])
 def test_geometric_baselines_answer_six_questions(rendered, tmp_path, graph):
     summary = run(
@@ -117,6 +118,7 @@ def test_gpu_flow_pools_clips_of_concurrent_groups_into_shared_calls(rendered, t
     assert first.trace[0]["output"]["method"] == "raft_small"
 
 
+@pytest.mark.slow
 def test_run_refuses_a_device_it_does_not_have(rendered, tmp_path):
     import subprocess
     import sys

@@ -41,6 +41,7 @@ def _calls(prediction):
     return [e for e in prediction["trace"] if "tool" in e]
 
 
+@pytest.mark.slow
 def test_agent_calls_the_calculator_answers_its_value_and_compare_counts_the_calls(world, tmp_path):
     with OpenAILoopback(responder=measurer(world)) as server:
         zero = run(_config(world, tmp_path / "zero", "quantiphy.zero_shot", server), show_progress=False)

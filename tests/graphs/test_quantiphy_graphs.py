@@ -166,6 +166,7 @@ def _grounder(world):
     return respond
 
 
+@pytest.mark.slow
 def test_tool_graph_beats_zero_shot_in_compare(world, tmp_path):
     with OpenAILoopback(responder=_grounder(world)) as server:
         zero = run(_config(world, tmp_path / "zero", "quantiphy.zero_shot", server), show_progress=False)

@@ -21,6 +21,9 @@ from tests.support.lazy import lazy_module
 
 mcp = lazy_module("mcp")
 
+# each session fixture starts the MCP server in a subprocess and calls every tool: seconds apiece
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
 QP_VIDEO = "quantiphy/validation_videos/synthetic_0000.mp4"

@@ -62,6 +62,7 @@ def test_a_2x2_sweep_short_of_four_runs_with_predictions_says_so(tad_pair, tmp_p
     assert "| tad | a (non-official) | failed | 0 | boom |" in report  # the run of tad.agent, labelled
 
 
+@pytest.mark.slow
 def test_the_sweep_page_fits_1400_px_without_horizontal_overflow(tad_pair, tmp_path):
     """Long run names, options and errors wrap inside their cells (the page once overflowed at 1,400 px)."""
     from tests.support.browser import browser_page, screenshot

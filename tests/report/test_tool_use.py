@@ -63,6 +63,7 @@ def _accuracy(predictions):
     return suite.headline(suite.score(samples_from_predictions(predictions), predictions))[suite.primary]
 
 
+@pytest.mark.slow
 def test_compare_counts_the_calls_in_the_traces_and_scores_both_subsets(runs, tmp_path):
     vision, calls = runs
     predictions = _predictions(calls)
@@ -113,6 +114,7 @@ def test_compare_counts_the_calls_in_the_traces_and_scores_both_subsets(runs, tm
     assert f"visual_odometry {n_calls}" in console.export_text()
 
 
+@pytest.mark.slow
 def test_runs_without_calls_show_no_tool_use_section(runs):
     vision, _ = runs
     text = markdown(compare([vision, vision]))

@@ -98,6 +98,7 @@ def start_run_cli(tmp_path, graph_spec, n_clips, concurrency, slow_s, wait_lines
     return proc, cmd, {**env, "SLOW_GROUP_S": "0"}, out
 
 
+@pytest.mark.slow
 def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, graph_spec):
     proc, cmd, env, out = start_run_cli(
         tmp_path, graph_spec, n_clips=12, concurrency=2, slow_s=0.4, wait_lines=28
@@ -115,6 +116,7 @@ def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, gra
     assert len(final) == 168 and len({p.sample_id for p in final}) == 168
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path, graph_spec):
     proc, cmd, env, out = start_run_cli(
         tmp_path, graph_spec, n_clips=10, concurrency=1, slow_s=0.3, wait_lines=14

@@ -76,6 +76,7 @@ def metrics(out_dir):
     return json.loads((out_dir / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["user graph", "egodyn.oracle"])
 def test_vlm_free_graph_same_predictions_and_metrics_as_single_process(ray_address, world, tmp_path, graph):
     graph_spec = ray_address[1] if graph == "user graph" else graph
@@ -95,6 +96,7 @@ def test_vlm_free_graph_same_predictions_and_metrics_as_single_process(ray_addre
     assert info["status"] == "completed" and info["ray"]["shards"] == 3 and info["ray"]["workers"] == 2
 
 
+@pytest.mark.slow
 def test_loopback_model_graph_same_predictions_and_metrics_as_single_process(ray_address, world, tmp_path):
     with OpenAILoopback(responder=text_reader) as server:
         config = RunConfig(
@@ -119,6 +121,7 @@ def test_loopback_model_graph_same_predictions_and_metrics_as_single_process(ray
     assert on_ray.headline == local.headline and on_ray.headline["balanced_acc"] > 0.5
 
 
+@pytest.mark.slow
 def test_max_cost_on_ray_stops_before_the_budget_is_crossed(ray_address, world, tmp_path):
     # each answer costs (500 + 1) tokens x $1000/Mtok = $0.501; the 112 questions would cost $56
     prices = tmp_path / "prices.yaml"
@@ -142,6 +145,7 @@ def test_max_cost_on_ray_stops_before_the_budget_is_crossed(ray_address, world, 
     assert summary.status_counts.get("ok") == server.received
 
 
+@pytest.mark.slow
 def test_workers_cache_rows_merge_into_the_driver_cache(ray_address, world, tmp_path):
     cache = tmp_path / "cache.sqlite"
     with OpenAILoopback(responder=text_reader) as server:
@@ -170,6 +174,7 @@ def test_workers_cache_rows_merge_into_the_driver_cache(ray_address, world, tmp_
     assert by_id(tmp_path / "second").keys() == by_id(tmp_path / "first").keys()
 
 
+@pytest.mark.slow
 def test_rerun_schedules_only_missing_samples(ray_address, world, tmp_path):
     _, graph_spec = ray_address
     config = RunConfig(
@@ -186,6 +191,7 @@ def test_rerun_schedules_only_missing_samples(ray_address, world, tmp_path):
     assert json.loads((tmp_path / "run" / "run.json").read_text())["sessions"] == 3
 
 
+@pytest.mark.slow
 def test_sweep_on_ray_same_metrics_as_local_sweep(ray_address, world, tmp_path):
     from kinegraph.run.sweep import run_sweep
 
@@ -212,6 +218,7 @@ def test_sweep_on_ray_same_metrics_as_local_sweep(ray_address, world, tmp_path):
     assert (tmp_path / "ray" / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_killed_midway_then_rerun_with_ray_gives_one_prediction_per_sample(
     ray_address, world, graph_dir, tmp_path
 ):

@@ -146,6 +146,7 @@ def test_sweep_with_nothing_listening_is_one_line_and_runs_nothing(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_listening_server_that_is_not_ray_goes_on_to_ray_init(
     data: Path, tmp_path: Path, listening_port: int
 ):

@@ -24,6 +24,7 @@ def graph_spec(tmp_path, monkeypatch):
     return write_graph_module(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_second_run_into_a_busy_directory_is_refused_and_nothing_is_duplicated(tmp_path, graph_spec):
     proc, cmd, env, out = start_run_cli(
         tmp_path, graph_spec, n_clips=8, concurrency=1, slow_s=2.0, wait_lines=14
@@ -74,6 +75,7 @@ def test_a_directory_holding_another_run_is_refused_before_anything_changes(tmp_
     assert resumed.status == "completed" and resumed.n_new == 0
 
 
+@pytest.mark.slow
 def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(tmp_path, graph_spec):
     proc, cmd, env, out = start_run_cli(
         tmp_path, graph_spec, n_clips=10, concurrency=1, slow_s=0.3, wait_lines=14
@@ -88,6 +90,7 @@ def test_sigterm_stops_like_ctrl_c_and_the_run_resumes(tmp_path, graph_spec):
     assert len(read_predictions(out / "predictions.jsonl")) == 140
 
 
+@pytest.mark.slow
 def test_a_run_directory_that_cannot_be_written_ends_in_one_line(tmp_path, graph_spec):
     data = write_egodyn_hf(tmp_path / "data", n_clips=4)
     out = tmp_path / "run"

@@ -48,6 +48,7 @@ def sweep_file(tmp_path, graph, reader_url, blind_url):
     return path
 
 
+@pytest.mark.slow
 def test_sweep_runs_every_combination_reports_and_resumes(sweep_setup):
     tmp_path, graph = sweep_setup
     out = tmp_path / "out"

@@ -100,6 +100,7 @@ def server_errors(response) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_schemathesis_finds_no_server_error(fuzzed_server, mode):
     schema = schemathesis.openapi.from_url(fuzzed_server.url + "/openapi.json")

@@ -141,6 +141,7 @@ def test_a_request_that_cannot_run_is_a_plain_error_before_any_event(
     assert message in r.json()["error"]["message"]
 
 
+@pytest.mark.slow
 def test_a_stream_holds_its_clients_slot_until_its_last_event(clip_root, clip_request):
     release = threading.Event()
 

@@ -3,6 +3,7 @@ folder named by a hash of pyproject.toml, so that a changed dependency list buil
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -10,6 +11,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,8 +23,20 @@ def cache_root() -> Path:
     return Path(os.environ.get("KINEGRAPH_VENV_CACHE", ROOT / ".venv-extras")) / digest
 
 
-def cached_venv(name: str, fill: Callable[[Path], None]) -> Path:
-    """The venv `name` under cache_root(), made with `fill(python)` the first time; its interpreter.
+def announcer(config: pytest.Config) -> Callable[[str], None]:
+    """Print a line past pytest's output capture, as its logging does (a build takes a minute or more)."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            print(f"\n{line}", flush=True)
+
+    return say
+
+
+def cached_venv(name: str, fill: Callable[[Path], None], say: Callable[[str], None] = print) -> Path:
+    """The venv `name` under cache_root(), made with `fill(python)` the first time (saying so through
+    `say`); its interpreter.
 
     A build that fails leaves nothing behind; one that succeeds is marked complete, so a half-built venv is
     never reused.
@@ -31,7 +46,7 @@ def cached_venv(name: str, fill: Callable[[Path], None]) -> Path:
     if (folder / ".complete").exists():
         return python
     shutil.rmtree(folder, ignore_errors=True)
-    print(f"building the {name} test environment in {folder}", file=sys.stderr)
+    say(f"== building the {name} test environment in {folder}")
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     try:
         fill(python)

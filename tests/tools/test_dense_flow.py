@@ -40,6 +40,7 @@ def test_horn_schunck_batched_over_clips_equals_one_clip_at_a_time(clips):
     assert [len(s[0]) for s in batched] == [3, 2, 3]
 
 
+@pytest.mark.slow
 def test_raft_batched_over_clips_equals_one_clip_at_a_time(clips, tmp_path):
     torch.manual_seed(0)
     weights = tmp_path / "raft_small.pth"

@@ -69,6 +69,7 @@ def test_scripted_maneuvers_turn_direction_and_speed(maneuver: str, turn: str) -
     assert measured.confidence.min() > 0.3 and len(measured.pitch_rad) == 31
 
 
+@pytest.mark.slow
 def test_braking_and_standing_are_measured_as_such() -> None:
     frames, t, xy, yaw = render("emergency_stop", 1, CAMERA)
     kin = measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA)))
@@ -179,6 +180,7 @@ def test_steady_speed_reports_noise_level_acceleration_as_constant() -> None:
     assert STEADY_ACCEL_MAX_MPS2 < 0.18  # the floor stays below braking's "low" threshold
 
 
+@pytest.mark.slow
 def test_cruise_is_measured_at_constant_speed() -> None:
     frames, t, xy, yaw = render("cruise", 7, CAMERA)
     answers = label_clip(measured_kinematics(estimate_trajectory(frames, t, model_of(CAMERA))).arrays(), BANK)

@@ -122,6 +122,7 @@ def test_uneven_frame_times_are_honoured() -> None:
     np.testing.assert_allclose(measured.speed_mps(), true_speed, rtol=0.10, atol=0.15)
 
 
+@pytest.mark.slow
 def test_an_unknown_camera_is_never_silently_assumed() -> None:
     """No camera given: every prediction says which values were assumed (before: a 90 deg lens was
     assumed and nothing said so). On a turning clip the lens is measured: rendered through a 60 deg lens,

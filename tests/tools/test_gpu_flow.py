@@ -55,6 +55,7 @@ def test_horn_schunck_recovers_a_known_translation(dx_px: float, dy_px: float) -
     assert field[1].median().item() == pytest.approx(dy_px, abs=0.1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "pose_b",
     [(0.0, 1.0, 0.0), (-0.02, 1.0, float(np.radians(1.5))), (0.0, 0.0, float(np.radians(-1.0)))],
