@@ -46,3 +46,18 @@ def read_bounded(path: str | Path, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise TooLarge(f"larger than the limit of {max_bytes:,} bytes")
     return data
+
+
+def read_descriptor_bounded(fd: int, max_bytes: int) -> bytes:
+    """The bytes of the regular file open at `fd`, from offset 0 (its position untouched); TooLarge when
+    it holds more than `max_bytes`."""
+    chunks, size = [], 0
+    while size <= max_bytes:
+        chunk = os.pread(fd, min(1 << 24, max_bytes + 1 - size), size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > max_bytes:
+        raise TooLarge(f"larger than the limit of {max_bytes:,} bytes")
+    return b"".join(chunks)

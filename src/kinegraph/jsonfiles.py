@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from kinegraph.bounded_read import TooLarge, read_bounded
+from kinegraph.bounded_read import TooLarge, read_bounded, read_descriptor_bounded
 from kinegraph.errors import DataError
 
 MAX_DATA_FILE_BYTES = 2 * 2**30
@@ -44,6 +44,22 @@ def read_text(path: str | Path) -> str:
         raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
     except TooLarge as exc:
         raise DataError(str(exc), path=path) from None
+    return _text(data, path)
+
+
+def read_descriptor_text(fd: int, path: str | Path) -> str:
+    """`read_text` of the regular file open at `fd` (`path` names it in messages only)."""
+    path = Path(path)
+    try:
+        data = read_descriptor_bounded(fd, MAX_DATA_FILE_BYTES)
+    except OSError as exc:
+        raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
+    except TooLarge as exc:
+        raise DataError(str(exc), path=path) from None
+    return _text(data, path)
+
+
+def _text(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -51,6 +51,13 @@ def open_under(root: Path | None, reference: str, where: str, *, root_name: str 
     return _open_beneath(root, reference, where, root_name, True)[0]
 
 
+def file_identity(fd: int) -> tuple[int, int, int, int]:
+    """What names the file open at `fd` for a cache: (device, inode, modification time in ns, size). A
+    name under the root can lead to another file by the next lookup; this cannot."""
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size
+
+
 def copy_under(
     root: Path | None, reference: str, where: str, private: Path, *, root_name: str = "the data root"
 ) -> Path:

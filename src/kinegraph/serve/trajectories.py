@@ -9,7 +9,9 @@ estimator of `egodyn.measured`) and the response says so.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,9 @@ import numpy as np
 
 from kinegraph.errors import DataError
 from kinegraph.graphs.keyframes import measured_poses, planar_poses, poses_at, video_keyframes
+from kinegraph.jsonfiles import read_descriptor_text
 from kinegraph.media import clip_times_s
-from kinegraph.paths import copy_under
+from kinegraph.paths import copy_under, file_identity, open_under
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import invalid
 from kinegraph.serve.schemas import EgoPoses, QARequest, Trajectory
@@ -104,25 +107,61 @@ def measured_motion(media: Media, workdir: Path, request_id: str) -> tuple[dict,
     return {"arrays_path": str(path), "features": measured["kinematics"].features}, poses
 
 
-@lru_cache(maxsize=4)
-def _tables(root: str, version: str) -> Any:
-    from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+#: nuScenes table sets a server keeps parsed, by the identity of the files they were read from
+TABLES_CACHE_SIZE = 4
+_tables_cache: OrderedDict[tuple, Any] = OrderedDict()
+_tables_lock = threading.Lock()
 
-    return NuScenesTables(root, version)
+
+def _tables(base: Path, folder: Path, version: str) -> Any:
+    """The nuScenes tables of `version` in `folder` (relative to the data root `base`): every table file
+    opened by descriptor under the root (a swapped directory is refused, never followed) and parsed from
+    that descriptor. Parsed tables are kept by the identity of the files opened (device, inode, mtime,
+    size), so a table changed or swapped since is read again, never answered from the cache."""
+    from kinegraph.benchmarks.nuscenes.loader import REQUIRED_FIELDS, NuScenesTables
+
+    opened: dict[str, int] = {}
+    try:
+        for name in REQUIRED_FIELDS:
+            reference = str(folder / version / f"{name}.json")
+            try:
+                opened[name] = open_under(base, reference, "nuscenes_scene")
+            except ServeError as exc:
+                if exc.status == 404:
+                    exc.message = f"nuscenes_scene: nuScenes table {reference} not found"
+                raise
+        key = (str(folder), version, tuple(file_identity(fd) for fd in opened.values()))
+        with _tables_lock:
+            if key in _tables_cache:
+                _tables_cache.move_to_end(key)
+                return _tables_cache[key]
+        texts = {
+            name: read_descriptor_text(fd, base / folder / version / f"{name}.json")
+            for name, fd in opened.items()
+        }
+        tables = NuScenesTables(base / folder, version, texts)
+    finally:
+        for fd in opened.values():
+            os.close(fd)
+    with _tables_lock:
+        _tables_cache[key] = tables
+        while len(_tables_cache) > TABLES_CACHE_SIZE:
+            _tables_cache.popitem(last=False)
+    return tables
 
 
 def nuscenes_scene(
     data_root: Path | None, version: str, scene: str, private: Path
 ) -> tuple[Media, dict[str, list]]:
     """The CAM_FRONT keyframes of a nuScenes scene under the data root (tables in `nuscenes/` or the root
-    itself) and their ego poses, as the TAD loader reads them; the keyframes opened by descriptor and copied
-    under `private`."""
+    itself) and their ego poses, as the TAD loader reads them; the tables and keyframes opened by
+    descriptor, the keyframes copied under `private`."""
     if data_root is None:
         raise ServeError(400, "nuscenes_scene: file references are disabled (the server has no --data-root)")
     base = data_root.resolve()
-    root = base / "nuscenes" if (base / "nuscenes" / version).is_dir() else base
+    folder = Path("nuscenes") if (base / "nuscenes" / version).is_dir() else Path()
     try:
-        tables = _tables(str(root), version)
+        tables = _tables(base, folder, version)
         frames = [tables.camera_frame(tables.keyframe_token(s["token"])) for s in tables.samples(scene)]
     except DataError as exc:
         message = str(exc).replace(f"{base}/", "")
@@ -131,10 +170,7 @@ def nuscenes_scene(
         raise invalid(f"nuscenes_scene: {message}") from None
     if not frames:
         raise invalid(f"nuscenes_scene: scene {scene} has no CAM_FRONT keyframes")
-    paths = [
-        str(copy_under(base, str((root / f.filename).relative_to(base)), "nuscenes_scene", private))
-        for f in frames
-    ]
+    paths = [str(copy_under(base, str(folder / f.filename), "nuscenes_scene", private)) for f in frames]
     t0 = frames[0].timestamp_us
     media = Media(
         kind="frames", frame_paths=paths, timestamps_s=[(f.timestamp_us - t0) / 1e6 for f in frames]

@@ -10,6 +10,7 @@ keyframe sample_data per sample), and so does this reader. Timestamps are intege
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -77,14 +78,19 @@ def quaternion_yaw_rad(rotation_wxyz: Any) -> float:
 class NuScenesTables:
     """The tables of one nuScenes version, indexed by token, with the devkit's reverse indices."""
 
-    def __init__(self, dataroot: str | Path, version: str = "v1.0-mini") -> None:
+    def __init__(
+        self, dataroot: str | Path, version: str = "v1.0-mini", texts: Mapping[str, str] | None = None
+    ) -> None:
+        """The tables under `dataroot/version`, read by path; given `texts` (every table's JSON text, by
+        table name, read by the caller from files it opened), parsed from those instead and the folder
+        named in messages only."""
         self.dataroot = Path(dataroot)
         self.version = version
         table_dir = self.dataroot / version
-        if not table_dir.is_dir():
+        if texts is None and not table_dir.is_dir():
             raise DataError(f"no nuScenes tables: directory {version}/ not found", path=table_dir)
         self._paths = {name: table_dir / f"{name}.json" for name in REQUIRED_FIELDS}
-        self._tables = {name: self._load(name) for name in REQUIRED_FIELDS}
+        self._tables = {name: self._load(name, texts) for name in REQUIRED_FIELDS}
         self._index = {name: {r["token"]: r for r in rows} for name, rows in self._tables.items()}
         self._channel_of_calib = {}
         for calib in self._tables["calibrated_sensor"]:
@@ -95,14 +101,14 @@ class NuScenesTables:
             if sd["is_key_frame"]:
                 self._keyframe[(sd["sample_token"], self.channel(sd))] = sd["token"]
 
-    def _load(self, name: str) -> list[dict]:
+    def _load(self, name: str, texts: Mapping[str, str] | None) -> list[dict]:
         path = self._paths[name]
-        if not path.is_file():
+        if texts is None and not path.is_file():
             raise DataError(
                 f"missing nuScenes table {name!r} (expected {self.version}/{name}.json)", path=path
             )
         try:
-            rows = json.loads(read_text(path))
+            rows = json.loads(read_text(path) if texts is None else texts[name])
         except json.JSONDecodeError as exc:
             raise DataError(f"unreadable JSON: {exc}", path=path) from exc
         if not isinstance(rows, list):
