@@ -24,6 +24,7 @@ TABLES = Path("nuscenes") / "v1.0-trainval"
 # A served user graph of the TAD family: it answers with the height (z) of the first ego pose the server
 # read from the scene's tables, and, for `weights`, with the text of the file its option names when built.
 GRAPH = """
+import os
 from pathlib import Path
 
 from langgraph.graph import END, START, StateGraph
@@ -49,6 +50,10 @@ build.family = "tad"
 
 
 def build_weighted(weights: str = "none"):
+    if os.environ.get("SWAP_ROOT"):  # the attacker, between the server's check and the builder's read
+        root = Path(os.environ["SWAP_ROOT"])
+        os.rename(root / "w", root / "w.held")
+        os.symlink(root.parent / "outside" / "w", root / "w")
     text = Path(weights).read_text() if weights != "none" else "none"  # read when built, as RAFT's are
 
     def answer(state: GroupState) -> dict:
@@ -144,3 +149,53 @@ def test_the_tables_cache_answers_for_the_files_opened_not_their_names(scene_roo
             unswap_tables(root)
     assert [r.status_code for r in (first, changed, swapped)] == [200, 200, 403], swapped.text
     assert (first.json()["answer"], changed.json()["answer"]) == ("0", "5")
+
+
+@pytest.fixture
+def weights_root(tmp_path: Path, graph_module: None) -> Path:
+    """data/w/weights.txt ("inside") in the root, outside/w/weights.txt ("outside") beside it."""
+    for where in ("data", "outside"):
+        (tmp_path / where / "w").mkdir(parents=True)
+        (tmp_path / where / "w" / "weights.txt").write_text(where if where == "outside" else "inside")
+    return tmp_path / "data"
+
+
+def unswap_weights(root: Path) -> None:
+    if (root / "w.held").exists():
+        (root / "w").unlink()
+        os.rename(root / "w.held", root / "w")
+
+
+WEIGHTED = {"question": WHERE, "graph_options": {"weights": "w/weights.txt"}}
+
+
+def test_a_weights_folder_swapped_while_the_graph_is_built_is_not_followed(
+    weights_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = "table_graph:build_weighted"
+    with running(None, data_root=weights_root, graphs=(graph,), default_graph=graph) as server:
+        monkeypatch.setenv("SWAP_ROOT", str(weights_root))
+        try:
+            response = ask(server, WEIGHTED)
+        finally:
+            monkeypatch.delenv("SWAP_ROOT")
+            unswap_weights(weights_root)
+    assert response.status_code == 200, response.text
+    assert response.json()["answer"] == "inside"  # the file that was opened, not the outside one
+
+
+def test_compiled_graphs_are_kept_by_the_weights_file_opened_not_its_name(weights_root: Path) -> None:
+    graph = "table_graph:build_weighted"
+    with running(None, data_root=weights_root, graphs=(graph,), default_graph=graph) as server:
+        first = ask(server, WEIGHTED)
+        (weights_root / "w" / "weights.txt").write_text("changed")  # the same name, another file
+        changed = ask(server, WEIGHTED)
+        os.rename(weights_root / "w", weights_root / "w.held")
+        os.symlink(weights_root.parent / "outside" / "w", weights_root / "w")
+        try:
+            swapped = ask(server, WEIGHTED)  # a graph built before under this name is no answer either
+        finally:
+            unswap_weights(weights_root)
+    assert [r.status_code for r in (first, changed, swapped)] == [200, 200, 403], swapped.text
+    assert (first.json()["answer"], changed.json()["answer"]) == ("inside", "changed")
+    assert swapped.json()["error"]["message"] == "graph_options.weights: path escapes the data root"

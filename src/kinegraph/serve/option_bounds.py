@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 #: Options counted in frames: bounded by the server's --max-frames.
@@ -43,10 +42,11 @@ class OptionOutOfBounds(ValueError):
 
 
 def bound_options(
-    options: dict[str, Any], max_frames: int, resolve_file: Callable[[str, str], Path]
+    options: dict[str, Any], max_frames: int, open_file: Callable[[str, str], Any]
 ) -> dict[str, Any]:
-    """`options` (already typed by the graph's schema) within their bounds; file names resolved under the
-    data root by `resolve_file(reference, where)`, which refuses anything outside it."""
+    """`options` (already typed by the graph's schema) within their bounds; a file name replaced by what
+    `open_file(reference, where)` makes of it (the file opened under the data root), which refuses
+    anything outside it."""
     bounded = dict(options)
     for name, value in options.items():
         where = f"graph_options.{name}"
@@ -62,5 +62,5 @@ def bound_options(
             if not math.isfinite(value) or not low_f <= value <= high_f:
                 raise OptionOutOfBounds(f"{where}: must be a number between {low_f:g} and {high_f:g}")
         elif isinstance(value, str) and name in FILE_OPTIONS:
-            bounded[name] = str(resolve_file(value, where))
+            bounded[name] = open_file(value, where)
     return bounded

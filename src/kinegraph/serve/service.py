@@ -2,8 +2,10 @@
 
 A request is a group of one sample; the graph runs exactly as in `kinegraph run` (same nodes, prompts and
 official parser), with the app-wide backend and model-call limit in the runtime context. Compiled graphs
-are kept per (graph, options). `prepare` does every check a request can fail before its graph runs, so a
-streamed answer (`run` with `on_progress`) starts only once the request is known to be good.
+are kept per (graph, options), a file option by the identity of the file opened under the data root; the
+builder reads a private copy of that file, never its name. `prepare` does every check a request can fail
+before its graph runs, so a streamed answer (`run` with `on_progress`) starts only once the request is
+known to be good.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
+import shutil
 import tempfile
 import time
 import uuid
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -24,7 +29,7 @@ from typing import Any
 from kinegraph.graphs import GraphSpec, graph_spec, graphs
 from kinegraph.graphs.state import GraphContext
 from kinegraph.media_limits import decoding_within
-from kinegraph.paths import resolve_under
+from kinegraph.paths import file_identity, open_under, private_copy
 from kinegraph.run.invoke import invoke_group
 from kinegraph.serve.errors import ServeError
 from kinegraph.serve.inputs import REFERENCED, Uploads, build_media, invalid, media_limits
@@ -70,6 +75,7 @@ class PreparedRequest:
     workdir: tempfile.TemporaryDirectory[str]
     start: float
     deadline: float
+    option_copies: Any = None  # the private copies of the graph's option files, kept while it runs
 
     def close(self) -> None:
         self.workdir.cleanup()
@@ -92,19 +98,63 @@ def graph_info(spec: GraphSpec, has_model: bool) -> GraphInfo:
     )
 
 
+@dataclass(frozen=True)
+class OptionFile:
+    """The file a graph option names, opened by descriptor under the data root: its `fd` (closed with
+    `close_option_files`) and its identity (`kinegraph.paths.file_identity`), which compiled graphs are
+    cached by."""
+
+    reference: str
+    fd: int
+    identity: tuple[int, int, int, int]
+
+
 def served_options(
     spec: GraphSpec, options: dict[str, Any], max_frames: int, data_root: Path | None = None
 ) -> dict[str, Any]:
     """A request's graph options as the spec types them, within `serve.option_bounds` (frame counts up to
-    `max_frames`; a file option confined to `data_root`)."""
+    `max_frames`; a file option opened by descriptor under `data_root`, an `OptionFile` the caller closes
+    with `close_option_files`)."""
     try:
         checked = spec.check_options(options)
     except ValueError as exc:
         raise ServeError(422, f"graph_options: {exc}") from None
+    opened: list[OptionFile] = []
+
+    def open_file(reference: str, where: str) -> OptionFile:
+        fd = open_under(data_root, reference, where)
+        try:
+            opened.append(OptionFile(reference, fd, file_identity(fd)))
+        except BaseException:
+            os.close(fd)
+            raise
+        return opened[-1]
+
     try:
-        return bound_options(checked, max_frames, lambda ref, where: resolve_under(data_root, ref, where))
+        return bound_options(checked, max_frames, open_file)
     except OptionOutOfBounds as exc:
+        close_option_files({str(i): f for i, f in enumerate(opened)})
         raise ServeError(422, str(exc)) from None
+    except BaseException:
+        close_option_files({str(i): f for i, f in enumerate(opened)})
+        raise
+
+
+def close_option_files(options: dict[str, Any]) -> None:
+    """Close the descriptors of the `OptionFile`s among `options`."""
+    for value in options.values():
+        if isinstance(value, OptionFile):
+            os.close(value.fd)
+
+
+class _OptionCopies:
+    """A private folder (mode 0700) of the copies of one compiled graph's option files, removed once
+    neither the compiled-graph cache nor a running request holds it (a graph may read them lazily, as
+    RAFT loads its weights on first use)."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="kinegraph-options-"))
+        weakref.finalize(self, shutil.rmtree, str(self.path), ignore_errors=True)
 
 
 def _answers_only(graph: GraphSpec) -> str:
@@ -150,7 +200,7 @@ class QAService:
             )
             for role, named in settings.roles.items()
         }
-        self._compiled: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._compiled: OrderedDict[tuple[str, str], tuple[Any, _OptionCopies | None]] = OrderedDict()
         self._model_slots: asyncio.Semaphore | None = None
         self._role_slots: dict[str, asyncio.Semaphore] = {}
         # derived once, at start: this imports every served builder, so a broken one fails here
@@ -181,18 +231,37 @@ class QAService:
         return graph
 
     def compiled(self, graph: GraphSpec, options: dict[str, Any]) -> Any:
-        key = (graph.name, repr(sorted(options.items())))  # repr: option values may be lists (`probes`)
+        """`graph` built with `options`, from the cache when it was built with the same options before."""
+        return self._compiled_entry(graph, options)[0]
+
+    def _compiled_entry(self, graph: GraphSpec, options: dict[str, Any]) -> tuple[Any, _OptionCopies | None]:
+        """The compiled graph and the private copies of its option files. The cache keys a file option by
+        the identity of the file opened, never by its name: a file changed or swapped since is copied and
+        built again. The builder is given the private copy of the opened file, never a name under the root."""
+        keyed = {k: ("file", v.identity) if isinstance(v, OptionFile) else v for k, v in options.items()}
+        key = (graph.name, repr(sorted(keyed.items())))  # repr: option values may be lists (`probes`)
         if key in self._compiled:
             self._compiled.move_to_end(key)
             return self._compiled[key]
+        copies, built = None, dict(options)
+        for name, value in options.items():
+            if isinstance(value, OptionFile):
+                copies = copies or _OptionCopies()
+                try:
+                    built[name] = str(private_copy(value.fd, copies.path / name / Path(value.reference).name))
+                except OSError as exc:
+                    raise ServeError(
+                        422, f"graph_options.{name}: cannot be read under the data root ({exc.strerror})"
+                    ) from None
         try:
-            compiled = graph.build(options)
+            compiled = graph.build(built)
         except (TypeError, ValueError) as exc:
-            raise ServeError(422, f"graph_options: {exc}") from None
-        self._compiled[key] = compiled
+            message = str(exc) if copies is None else str(exc).replace(f"{copies.path}/", "")
+            raise ServeError(422, f"graph_options: {message}") from None
+        self._compiled[key] = (compiled, copies)
         if len(self._compiled) > COMPILED_CACHE_SIZE:
             self._compiled.popitem(last=False)
-        return compiled
+        return compiled, copies
 
     async def answer(
         self, request: QARequest, uploads: Uploads | None = None, on_progress: OnProgress | None = None
@@ -215,12 +284,17 @@ class QAService:
         options = served_options(
             graph, request.graph_options, self.settings.max_frames, self.settings.data_root
         )
-        uploads = uploads or Uploads()
-        n_images = len(request.images) + len(uploads.frames)
-        has_media = bool(n_images or request.frame_paths or request.video_path or uploads.video)
-        to_measure = check_needs(graph, request, n_images, has_media or request.nuscenes_scene is not None)
-        request_id = request.request_id or uuid.uuid4().hex
-        compiled = self.compiled(graph, options)
+        try:
+            uploads = uploads or Uploads()
+            n_images = len(request.images) + len(uploads.frames)
+            has_media = bool(n_images or request.frame_paths or request.video_path or uploads.video)
+            to_measure = check_needs(
+                graph, request, n_images, has_media or request.nuscenes_scene is not None
+            )
+            request_id = request.request_id or uuid.uuid4().hex
+            compiled, copies = self._compiled_entry(graph, options)
+        finally:
+            close_option_files(options)
         workdir = tempfile.TemporaryDirectory(prefix="kinegraph-serve-", ignore_cleanup_errors=True)
         try:
             async with self._within(deadline):
@@ -237,7 +311,7 @@ class QAService:
         except BaseException:
             workdir.cleanup()
             raise
-        return PreparedRequest(graph, compiled, sample, {**made, **shaped}, workdir, start, deadline)
+        return PreparedRequest(graph, compiled, sample, {**made, **shaped}, workdir, start, deadline, copies)
 
     async def run(self, prepared: PreparedRequest, on_progress: OnProgress | None = None) -> QAResponse:
         """Run a prepared request's graph; `on_progress(node, summary)` hears of each node as it finishes.
