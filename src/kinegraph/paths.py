@@ -3,9 +3,10 @@
 A reference is a relative path; `..`, absolute paths and symlinks that lead outside the root are refused.
 The path is resolved, then walked again component by component from a descriptor of the root with
 `O_NOFOLLOW`, so a directory swapped for a symlink between the check and the open is refused instead of
-followed. `copy_under` makes a private copy of the file opened that way for decoders to read: nothing is
-reopened by a name under the root, so a swap after the open changes nothing either. `resolve_under` (a
-path, for folders and for options a graph reads later) checks without that guarantee.
+followed. `copy_under` makes a private copy of the file (or the folder's files) opened that way for
+decoders and graphs to read: nothing is reopened by a name under the root, so a swap after the open
+changes nothing either; `open_under` hands out the descriptor itself (`file_identity` names its file for
+a cache). `resolve_under` (a path) only checks a reference, for a caller that reads nothing by it.
 
 Decoders (OpenCV, Pillow, numpy) take paths, so the descriptor's bytes are copied to a private name (in
 the kernel, `sendfile`) in a directory only this process writes (`private_directory`: `tempfile` makes it
@@ -59,17 +60,48 @@ def file_identity(fd: int) -> tuple[int, int, int, int]:
 
 
 def copy_under(
-    root: Path | None, reference: str, where: str, private: Path, *, root_name: str = "the data root"
+    root: Path | None,
+    reference: str,
+    where: str,
+    private: Path,
+    *,
+    root_name: str = "the data root",
+    folders: bool = False,
 ) -> Path:
     """The regular file `reference` names inside `root`, opened by descriptor and copied into the
-    private directory `private` at its path relative to the root (`private/clip/frame_0.png`)."""
-    fd, relative = _open_beneath(root, reference, where, root_name, True)
+    private directory `private` at its path relative to the root (`private/clip/frame_0.png`). With
+    `folders`, a folder too: opened the same way, its regular files (not its subfolders, never a link)
+    are each opened from its descriptor and copied (`private/world/truth.json`)."""
+    fd, relative = _open_beneath(root, reference, where, root_name, not folders)
     try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            return _copy_folder(fd, private / relative)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputRefused(404, f"{where}: no such file or folder under {root_name}", "not_found")
         return private_copy(fd, private / relative)
     except OSError as exc:
         raise invalid(f"{where}: cannot be read under {root_name} ({exc.strerror})") from None
     finally:
         os.close(fd)
+
+
+def _copy_folder(fd: int, dest: Path) -> Path:
+    """`dest`, a private directory holding a copy of each regular file directly in the folder open at
+    `fd`; links (`O_NOFOLLOW`), subfolders, FIFOs and devices are left out."""
+    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name in sorted(os.listdir(fd)):
+        try:
+            child = os.open(name, _NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOENT):  # a link, or gone since the listing
+                continue
+            raise
+        try:
+            if stat.S_ISREG(os.fstat(child).st_mode):
+                private_copy(child, dest / name)
+        finally:
+            os.close(child)
+    return dest
 
 
 def _open_beneath(

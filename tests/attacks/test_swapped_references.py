@@ -199,3 +199,44 @@ def test_compiled_graphs_are_kept_by_the_weights_file_opened_not_its_name(weight
     assert [r.status_code for r in (first, changed, swapped)] == [200, 200, 403], swapped.text
     assert (first.json()["answer"], changed.json()["answer"]) == ("inside", "changed")
     assert swapped.json()["error"]["message"] == "graph_options.weights: path escapes the data root"
+
+
+def test_studio_reads_a_source_dir_from_the_folder_it_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kinegraph.graphs import graph_spec
+    from kinegraph.graphs.quantiphy.tools import TRUTH_FILE
+    from kinegraph.studio.graphs import studio_samples
+    from kinegraph.studio.inputs import MEDIA_ROOT_ENV
+
+    root, outside = tmp_path / "data", tmp_path / "outside"
+    for folder, text in (
+        (root / "world", '{"truth": "inside"}'),
+        (outside / "world", '{"truth": "outside"}'),
+    ):
+        folder.mkdir(parents=True)
+        (folder / TRUTH_FILE).write_text(text)
+    (outside / "secret.json").write_text('{"truth": "secret"}')
+    os.symlink(outside / "secret.json", root / "world" / "secret.json")  # a link in the folder, to outside
+    monkeypatch.setenv(MEDIA_ROOT_ENV, str(root))
+    given = {"samples": [{"question": "How fast is the ball?", "context": {"source_dir": "world"}}]}
+    private = tmp_path / "private"
+    (sample,) = studio_samples(graph_spec("quantiphy.oracle_tracks"), given, private)
+    os.rename(root / "world", root / "world.held")  # then the folder is swapped for a link to outside
+    os.symlink(outside / "world", root / "world")
+    source = Path(sample.context["source_dir"])
+    assert json.loads((source / TRUTH_FILE).read_text()) == {"truth": "inside"}  # the graph's read
+    assert source.is_relative_to(private)
+    assert not (source / "secret.json").exists()  # a link is not followed out of the folder
+
+
+def test_studio_refuses_a_source_dir_that_became_a_link_outside(tmp_path: Path) -> None:
+    from kinegraph.studio.inputs import StudioInputError, read_samples
+
+    root, outside = tmp_path / "data", tmp_path / "outside"
+    root.mkdir()
+    (outside / "world").mkdir(parents=True)
+    os.symlink(outside / "world", root / "world")
+    given = {"samples": [{"question": "How fast is the ball?", "context": {"source_dir": "world"}}]}
+    with pytest.raises(StudioInputError, match=r"^samples\.0\.context\.source_dir: path escapes "):
+        read_samples("quantiphy", given, root, tmp_path / "private")

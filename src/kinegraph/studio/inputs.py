@@ -95,7 +95,8 @@ def read_samples(
 ) -> list[Sample]:
     """The `Sample`s of one Studio input (see `input_schema`), file references resolved under the media
     root (`media_root`, else `$KINEGRAPH_MEDIA_ROOT`) and, given `private`, opened by descriptor and copied
-    under it (folders keep their resolved path); a `StudioInputError` in one line when it is bad."""
+    under it (a folder: its files, each opened from the folder's descriptor); a `StudioInputError` in one
+    line when it is bad."""
     try:
         checked = _adapter(family).validate_python(value)
     except ValidationError as exc:
@@ -112,10 +113,9 @@ def read_samples(
         for field in FILE_FIELDS:
             if field in context:
                 where = f"samples.{i}.context.{field}"
-                path = resolve_under(root, context[field], where, regular=False)
-                if private is not None and path.is_file():
-                    path = resolve_under(root, context[field], where, private=private)
-                context[field] = str(path)
+                context[field] = str(
+                    resolve_under(root, context[field], where, regular=False, private=private)
+                )
         samples.append(
             Sample(
                 id=row.get("id", str(i)),
@@ -169,9 +169,9 @@ def _media(media: StudioMedia, root: Path | None, private: Path | None) -> Media
 def resolve_under(
     root: Path | None, reference: str, where: str, *, regular: bool = True, private: Path | None = None
 ) -> Path:
-    """`reference` (relative to `root`) inside `root` (a regular file unless not `regular`), confined as
-    serve confines references (given `private`: the file opened by descriptor, copied under it); a
-    `StudioInputError` naming the field otherwise."""
+    """`reference` (relative to `root`) inside `root` (a regular file, or a folder too unless `regular`),
+    confined as serve confines references (given `private`: the file opened by descriptor and copied under
+    it, a folder's files each copied so); a `StudioInputError` naming the field otherwise."""
     if root is None:
         raise StudioInputError(
             f"{where}: file references need ${MEDIA_ROOT_ENV}, the folder media comes from"
@@ -179,7 +179,7 @@ def resolve_under(
     name = f"${MEDIA_ROOT_ENV}"
     try:
         if private is not None:
-            return paths.copy_under(root, reference, where, private, root_name=name)
+            return paths.copy_under(root, reference, where, private, root_name=name, folders=not regular)
         return paths.resolve_under(root, reference, where, root_name=name, regular=regular)
     except InputRefused as exc:
         message = f"{exc.message}: {reference!r}" if exc.status == 404 else exc.message
