@@ -3,6 +3,7 @@ undecodable name, a link out of the root) gets the same one-line refusal from se
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,36 @@ def test_every_door_refuses_a_bad_reference_in_the_same_words(root: Path, refere
     assert served.value.message == "frame_paths[0]: " + words.replace("ROOT", "the data root")
     assert str(tool.value) == "image_path: " + words.replace("ROOT", "the data root")
     assert str(studio.value) == "media.frame_paths.0: " + words.replace("ROOT", "$KINEGRAPH_MEDIA_ROOT")
+
+
+def test_a_folder_is_copied_with_its_regular_files_only(root: Path, tmp_path: Path) -> None:
+    from kinegraph.paths import copy_under
+
+    world = root / "world"
+    (world / "sub").mkdir(parents=True)
+    (world / "truth.json").write_text("{}")
+    (world / "sub" / "deeper.json").write_text("{}")
+    (world / "out.json").symlink_to(tmp_path / "outside.png")
+    os.mkfifo(world / "pipe")
+    copied = copy_under(root, "world", "source_dir", tmp_path / "private", folders=True)
+    assert copied == tmp_path / "private" / "world"
+    assert sorted(p.name for p in copied.iterdir()) == ["truth.json"]
+    with pytest.raises(InputRefused, match="^source_dir: no such file under the data root$"):
+        copy_under(root, "world", "source_dir", tmp_path / "private")  # a folder only where asked for
+
+
+def test_a_files_identity_changes_with_the_file_not_its_name(root: Path) -> None:
+    from kinegraph.paths import file_identity, open_under
+
+    def identity() -> tuple[int, int, int, int]:
+        fd = open_under(root, "table.json", "table")
+        try:
+            return file_identity(fd)
+        finally:
+            os.close(fd)
+
+    (root / "table.json").write_text("[1]")
+    first = identity()
+    assert identity() == first
+    (root / "table.json").write_text("[12]")
+    assert identity() != first
