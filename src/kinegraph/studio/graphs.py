@@ -15,10 +15,11 @@ distinct options.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,18 @@ def studio_samples(spec: GraphSpec, given: Mapping[str, Any], private: Path) -> 
     return keyframe_samples(spec, samples, private / "keyframes")  # a video: its keyframes
 
 
+@contextlib.asynccontextmanager
+async def _private_directory_off_loop() -> AsyncIterator[Path]:
+    """`private_directory`, made and removed in a worker thread: LangGraph's server refuses blocking file
+    system calls on its event loop."""
+    manager = private_directory(prefix="kinegraph-studio-")
+    private = await asyncio.to_thread(manager.__enter__)
+    try:
+        yield private
+    finally:
+        await asyncio.to_thread(manager.__exit__, None, None, None)
+
+
 def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
     """The catalog graph `spec` behind JSON input and output, for Studio (built with default options
     here, so a broken builder fails the import, and with a run's own options when it gives some)."""
@@ -154,7 +167,7 @@ def studio_graph(spec: GraphSpec) -> CompiledStateGraph:
         inner = await asyncio.to_thread(compiled_graph, spec.name, graph_options(config))
         context, model = await asyncio.to_thread(graph_context, spec, config)
         try:
-            with private_directory(prefix="kinegraph-studio-") as private:
+            async with _private_directory_off_loop() as private:
                 # the input's files opened again by descriptor: the graph decodes what was opened
                 samples = await asyncio.to_thread(studio_samples, spec, _given(state), private)
                 with decoding_within(STUDIO_LIMITS):  # serve's --max-frames and pixel limit while decoding
