@@ -119,7 +119,7 @@ def test_sigkill_midway_then_rerun_gives_one_prediction_per_sample(tmp_path, gra
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_resumes(tmp_path, graph_spec):
     proc, cmd, env, out = start_run_cli(
-        tmp_path, graph_spec, n_clips=10, concurrency=1, slow_s=0.3, wait_lines=14
+        tmp_path, graph_spec, n_clips=10, concurrency=1, slow_s=1.0, wait_lines=14
     )
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
