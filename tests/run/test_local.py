@@ -90,7 +90,16 @@ def start_run_cli(tmp_path, graph_spec, n_clips, concurrency, slow_s, wait_lines
         "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
         "SLOW_GROUP_S": str(slow_s),
     }
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C from a terminal: the child gets SIGINT's default action, whatever this process inherited (a
+    # test run started in the background, or a library of an earlier test, may leave SIGINT ignored)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     log = out / "predictions.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not log.exists() or log.read_text().count("\n") < wait_lines):
