@@ -4,11 +4,6 @@ and body bounds."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import httpx
@@ -24,6 +19,7 @@ from kinegraph.serve.settings import ServeSettings
 from kinegraph.studio.inputs import StudioInputError, read_samples
 from kinegraph.tool_registry import DataRootMedia, MediaLimits, ToolError
 from tests.serve.forged_video import jpeg, mjpeg_avi
+from tests.support.mcp_http import mcp_over_http
 from tests.support.serving import AUTH, running
 
 MAX_PIXELS = 256 * 256
@@ -94,18 +90,7 @@ def test_an_mcp_call_keeps_at_most_its_decoded_memory(forged_root: Path) -> None
 
 
 def test_mcp_over_http_reads_bodies_with_a_size_limit(forged_root: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    args = ["mcp", "--data-root", str(forged_root), "--transport", "http", "--port", str(port)]
-    process = subprocess.Popen([sys.executable, "-m", "kinegraph.cli", *args], env=dict(os.environ))
-    try:
-        for _ in range(300):  # until it listens (a bounded poll, not a timed assertion)
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            threading.Event().wait(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
+    with mcp_over_http(forged_root) as url:
         headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
         big = (
             b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": "'
@@ -115,8 +100,5 @@ def test_mcp_over_http_reads_bodies_with_a_size_limit(forged_root: Path) -> None
         declared = httpx.post(url, content=big, headers=headers, timeout=30)
         streamed = httpx.post(url, content=iter([big[i : i + 65536] for i in range(0, len(big), 65536)]),
                               headers=headers, timeout=30)  # fmt: skip
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     assert declared.status_code == 413 and "exceeds the limit of 1048576 bytes" in declared.text
     assert streamed.status_code == 413

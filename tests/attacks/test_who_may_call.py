@@ -3,10 +3,6 @@ not told to (class "Who may call")."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -14,6 +10,7 @@ import httpx
 import pytest
 
 from kinegraph.agents.loopback import OpenAILoopback
+from tests.support.mcp_http import mcp_over_http
 from tests.support.serving import TURN, TURN_OPTIONS, running
 
 GOOD = {"question": TURN, "options": TURN_OPTIONS, "frame_paths": ["clip/frame_0.png"]}
@@ -101,27 +98,13 @@ def test_forwarded_addresses_are_trusted_from_the_named_proxy(attack_root: Path)
 
 
 def test_the_mcp_server_applies_the_same_host_and_origin_check(attack_root: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    args = ["mcp", "--data-root", str(attack_root), "--transport", "http", "--port", str(port)]
-    process = subprocess.Popen([sys.executable, "-m", "kinegraph.cli", *args], env=dict(os.environ))
-    try:
-        for _ in range(300):  # until it listens (a bounded poll, not a timed assertion)
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            threading.Event().wait(0.1)
-        url = f"http://127.0.0.1:{port}/mcp"
+    with mcp_over_http(attack_root) as url:
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
         accept = {"accept": "application/json, text/event-stream"}
         foreign = [
             httpx.post(url, json=init, headers={**accept, **h}, timeout=10)
             for h in ({"host": "attacker.example"}, {"origin": "http://attacker.example"})
         ]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     for response in foreign:
         assert response.status_code == 403, response.text
         assert "loopback" in response.json()["error"]["message"]

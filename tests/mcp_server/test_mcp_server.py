@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ import pytest
 from kinegraph.tool_registry import default_registry
 from tests.mcp_server.media_root import CAMERA, write_media_root
 from tests.support.lazy import lazy_module
+from tests.support.mcp_http import mcp_over_http
 
 mcp = lazy_module("mcp")
 
@@ -191,26 +189,12 @@ def test_the_server_keeps_serving_after_errors(stdio_results: dict[str, Any]) ->
     assert not stdio_results["after_errors"].is_error
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_streamable_http_serves_the_same_tools(root: tuple[Path, dict]) -> None:
     path, _ = root
-    port = free_port()
-    args = ["mcp", "--data-root", str(path), "--transport", "http", "--port", str(port), "--max-frames", "8"]
-    process = subprocess.Popen([sys.executable, "-m", "kinegraph.cli", *args], env={**os.environ, **ENV})
-    try:
-        for _ in range(300):  # wait until it listens (not a timed assertion: the loop only polls)
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+    with mcp_over_http(path, "--max-frames", "8", env=ENV) as url:
 
         async def run() -> dict[str, Any]:
-            async with mcp.Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with mcp.Client(url) as client:
                 return await session_calls(
                     client,
                     {
@@ -220,9 +204,6 @@ def test_streamable_http_serves_the_same_tools(root: tuple[Path, dict]) -> None:
                 )
 
         results = anyio.run(run)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     assert {t.name for t in results["tools"]} == set(default_registry().names())
     assert results["vo"].structured_content["frames_used"]["n_frames"] == 8
     assert results["limit"].is_error and "limit of 8" in text_of(results["limit"])
