@@ -25,16 +25,16 @@ import numpy as np
 
 from kinegraph.benchmarks.egodyn.extract import write_qa
 from kinegraph.benchmarks.egodyn.world import write_carla_clips
-from kinegraph.benchmarks.synthetic.conditions import CONDITIONS
+from kinegraph.benchmarks.synthetic.conditions import CONDITIONS, condition
 from kinegraph.run import execute
 from kinegraph.types import RunConfig
 
 
-def clips_for(work: Path, condition: str, n: int, seed: int) -> Path:
+def clips_for(work: Path, name: str, n: int, seed: int) -> Path:
     """The condition's clips under `work` (rendered once, reused by later runs)."""
-    data = work / f"{condition.replace('/', '+').replace(' ', '_')}-{seed}-{n}"
+    data = work / f"{name.replace('/', '+').replace(' ', '_')}-{seed}-{n}"
     if not (data / "carla_clips" / "qa.jsonl").exists():
-        records = write_carla_clips(data, n, seed, conditions=CONDITIONS[condition])
+        records = write_carla_clips(data, n, seed, conditions=condition(name))
         write_qa(records, data / "carla_clips")
     return data
 
@@ -82,7 +82,7 @@ def cpu_ms_per_clip(conditions: list[str], n_clips: int, seed: int) -> dict[str,
 
     out = {}
     for name in conditions:
-        fixed = replace(CONDITIONS[name], resolution=(1280, 720), camera_given=True)
+        fixed = replace(condition(name), resolution=(1280, 720), camera_given=True)
         with tempfile.TemporaryDirectory() as tmp:
             records = write_carla_clips(Path(tmp), n_clips, seed, conditions=fixed)
             total = 0.0
@@ -128,7 +128,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=40, help="clips per condition")
     parser.add_argument("--seed", type=int, default=4000)
-    parser.add_argument("--conditions", default=",".join(CONDITIONS), help="comma-separated names")
+    parser.add_argument(
+        "--conditions",
+        default=",".join(CONDITIONS),
+        help="comma-separated names; any name + /camera_unknown leaves the camera out",
+    )
     parser.add_argument("--work", type=Path, help="keep the rendered clips here and reuse them")
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--json", type=Path)
@@ -138,9 +142,11 @@ def main() -> None:
     parser.add_argument("--timing-clips", type=int, default=6)
     args = parser.parse_args()
     names = [c.strip() for c in args.conditions.split(";" if ";" in args.conditions else ",") if c.strip()]
-    unknown = [c for c in names if c not in CONDITIONS]
-    if unknown:
-        parser.error(f"unknown conditions {unknown}; known: {list(CONDITIONS)}")
+    for name in names:
+        try:
+            condition(name)
+        except KeyError as error:
+            parser.error(str(error.args[0]))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)

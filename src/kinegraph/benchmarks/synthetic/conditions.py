@@ -135,3 +135,19 @@ CONDITIONS: dict[str, Conditions] = {
     "dusk/camera_unknown": replace(DUSK, camera_given=False),
     "flicker15/camera_unknown": Conditions(fps=15.0, row_flicker=0.15, camera_given=False),
 }
+
+
+CAMERA_UNKNOWN_SUFFIX = "/camera_unknown"
+
+
+def condition(name: str) -> Conditions:
+    """The named condition; any name + "/camera_unknown" is that condition with the camera left out of
+    the data (the estimator must measure or assume it). KeyError names the known ones."""
+    if name in CONDITIONS:
+        return CONDITIONS[name]
+    base = name.removesuffix(CAMERA_UNKNOWN_SUFFIX)
+    if base != name and base in CONDITIONS:
+        return replace(CONDITIONS[base], camera_given=False)
+    raise KeyError(
+        f"unknown condition {name!r}; known: {', '.join(CONDITIONS)} (each also + '/camera_unknown')"
+    )
