@@ -68,6 +68,7 @@ BLOCKY = 2.2  # blockiness above which frames are deblocked before tracking
 ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
+PITCH_RUNAWAY_DEG = 10.0  # a free pitch moving further than this from the tracked one is a failed fit
 
 
 class Estimate(NamedTuple):
@@ -526,9 +527,7 @@ def estimate_trajectory(
     estimate = which_estimate(tracked)
     fits = tracked.fits if estimate.kind != "road_alignment" else [None] * len(tracked.fits)
     priors = [(d.motion, d.sigma) if d is not None else None for d in tracked.direct]
-    camera_motion = refine_clip(
-        fits, cam, float(cam.pitch_rad or 0.0), pitch_known=camera.pitch_rad is not None, priors=priors
-    )
+    camera_motion = _refined(fits, cam, pitch_known=camera.pitch_rad is not None, priors=priors)
     lever = lever_arm_m(camera_motion.motions, camera_motion.motion_sigma)
     motion = camera_motion._replace(motions=ego_origin_motions(camera_motion.motions, lever))
     raw_xy, raw_yaw = _integrate(motion.motions)
@@ -553,6 +552,24 @@ def estimate_trajectory(
         lever_arm_m=lever,
         estimate=estimate,
     )
+
+
+def _refined(
+    fits: Sequence[PairFit | None],
+    cam: CameraModel,
+    *,
+    pitch_known: bool,
+    priors: Sequence[tuple[np.ndarray, np.ndarray] | None],
+) -> ClipMotion:
+    """The joint fit of the clip (`refine_clip`), its pitch free when not given. A free pitch that runs
+    away from where tracking found it (beyond `PITCH_RUNAWAY_DEG`: the fit bending the camera to absorb
+    a wrong assumed lens or a bad stretch of tracks) is not a measurement: the fit is redone with the
+    tracked pitch held."""
+    pitch = float(cam.pitch_rad or 0.0)
+    motion = refine_clip(fits, cam, pitch, pitch_known=pitch_known, priors=priors)
+    if pitch_known or abs(float(np.median(motion.pitch_rad)) - pitch) <= math.radians(PITCH_RUNAWAY_DEG):
+        return motion
+    return refine_clip(fits, cam, pitch, pitch_known=True, priors=priors)
 
 
 def _focal_from_turns(

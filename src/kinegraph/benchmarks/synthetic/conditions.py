@@ -132,6 +132,8 @@ CONDITIONS: dict[str, Conditions] = {
     "dusk_highway": replace(DUSK, resolution=(960, 540), height_m=2.0, pitch_deg=5.0),
     "flicker15": Conditions(fps=15.0, row_flicker=0.15),
     "dusk+flicker15": replace(DUSK, fps=15.0, row_flicker=0.15),
+    "dusk+fps5": replace(DUSK, fps=5.0),
+    "dusk+uneven_times": replace(DUSK, frame_jitter=0.3),
     "dusk/camera_unknown": replace(DUSK, camera_given=False),
     "flicker15/camera_unknown": Conditions(fps=15.0, row_flicker=0.15, camera_given=False),
 }
