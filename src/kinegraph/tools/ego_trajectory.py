@@ -562,12 +562,15 @@ def _refined(
     priors: Sequence[tuple[np.ndarray, np.ndarray] | None],
 ) -> ClipMotion:
     """The joint fit of the clip (`refine_clip`), its pitch free when not given. A free pitch that runs
-    away from where tracking found it (beyond `PITCH_RUNAWAY_DEG`: the fit bending the camera to absorb
-    a wrong assumed lens or a bad stretch of tracks) is not a measurement: the fit is redone with the
-    tracked pitch held."""
+    away from where tracking found it (beyond `PITCH_RUNAWAY_DEG`, or past any camera's `MAX_PITCH_DEG`:
+    the fit bending the camera to absorb noise that nothing else explains, as on a standing car) is not
+    a measurement: the fit is redone with the tracked pitch held."""
     pitch = float(cam.pitch_rad or 0.0)
     motion = refine_clip(fits, cam, pitch, pitch_known=pitch_known, priors=priors)
-    if pitch_known or abs(float(np.median(motion.pitch_rad)) - pitch) <= math.radians(PITCH_RUNAWAY_DEG):
+    found = float(np.median(motion.pitch_rad))
+    if pitch_known or (
+        abs(found - pitch) <= math.radians(PITCH_RUNAWAY_DEG) and abs(found) <= math.radians(MAX_PITCH_DEG)
+    ):
         return motion
     return refine_clip(fits, cam, pitch, pitch_known=True, priors=priors)
 

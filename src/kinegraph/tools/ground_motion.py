@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.sparse import lil_matrix
 
-from kinegraph.tools.camera_model import CameraModel
+from kinegraph.tools.camera_model import MAX_PITCH_DEG, CameraModel
 from kinegraph.tools.ground_geometry import (
     back_project,
     back_project_with,
@@ -99,8 +99,8 @@ def estimate_pitch(
     start_rad: float = 0.0,
 ) -> float:
     """The camera pitch (rad) under which the road's motion is most consistent: a coarse-to-fine search
-    over `start_rad` +-10 deg maximising RANSAC inliers on the pairs that moved most (`start_rad` when
-    the car stands still)."""
+    over `start_rad` +-10 deg (within +-`MAX_PITCH_DEG`) maximising RANSAC inliers on the pairs that moved
+    most (`start_rad` when the car stands still)."""
     moving = [k for k, f in enumerate(fits) if f is not None and np.hypot(*f.motion[:2]) > 0.05]
     if not moving:
         return start_rad
@@ -118,6 +118,7 @@ def estimate_pitch(
     for step in (np.radians(1.0), np.radians(0.25)):
         span = np.radians(10.0) if step > np.radians(0.5) else np.radians(1.0)
         grid = best + np.arange(-span, span + step / 2, step)
+        grid = grid[np.abs(grid) <= np.radians(MAX_PITCH_DEG)]  # no camera looks further up or down
         best = float(grid[int(np.argmax([score(p) for p in grid]))])
     return best
 
