@@ -270,9 +270,11 @@ def direct_motions(
     bonnet, a car ahead at constant distance, burned-in text, a compression grid on a road too flat to
     change its blocks) would otherwise pull every alignment to standstill. A pair whose two frames keep
     little but noise after that (`STANDING_ENERGY_SHARE`) shows the car standing. The others get a cost
-    curve over every forward speed, read at the turn of the nearest tracked pair (else the far field's,
-    `far_field_turns`); one dynamic-programming pass picks the clip's speed profile through them (a car
-    cannot jump between speeds), and Gauss-Newton refines each pair from it.
+    curve over every forward speed, warped at the far field's turn (`far_field_turns`) and at the
+    nearest tracked pair's; the turn that aligns the road better keeps its curve (at 5 fps a pair turns
+    by up to 6 deg, and a curve warped at the wrong turn is flat: the car read as slow, or standing). One
+    dynamic-programming pass picks the clip's speed profile through the curves (a car cannot jump
+    between speeds), and Gauss-Newton refines each pair from it.
     """
     # rolling-shutter bands move between frames and survive the median: take them out row by row first
     small, small_cam = _small(photometric_normalised(raw) if row_flicker(raw) else raw, cam)
@@ -295,13 +297,20 @@ def direct_motions(
     if not todo:
         return fits
     far = far_field_turns(prepared, small_cam, pitch)
-    turns = [_nearest_turn(k, seeds, tracked, dt) if tracked else float(np.nan_to_num(far[k])) for k in todo]
-    costs = np.stack(
-        [
-            step_costs(moving[k], moving[k + 1], small_cam, pitch, SPEED_GRID_MPS * float(dt[k]), mask, turn)
-            for k, turn in zip(todo, turns, strict=True)
+    turns, curves = [], []
+    for k in todo:
+        candidates = {float(far[k])} if np.isfinite(far[k]) else set()
+        if tracked or not candidates:
+            candidates.add(_nearest_turn(k, seeds, tracked, dt))
+        steps = SPEED_GRID_MPS * float(dt[k])
+        scored = [
+            (step_costs(moving[k], moving[k + 1], small_cam, pitch, steps, mask, turn), turn)
+            for turn in sorted(candidates)
         ]
-    )
+        curve, turn = min(scored, key=lambda item: float(np.min(item[0])))
+        turns.append(turn)
+        curves.append(curve)
+    costs = np.stack(curves)
     contrast = cost_contrast(costs)
     if np.median(contrast) < MIN_COST_CONTRAST:  # no road structure moves: the car stands
         for k in todo:
