@@ -113,7 +113,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.text(v + 0.005, y, f"{v:.3f}  ({100 * r['answered']:.0f} % answered)", va="center", fontsize=8)
     ax.axvline(0.90, color="#555", ls="--", lw=0.8)
     ax.axvline(0.85, color="#999", ls=":", lw=0.8)
-    ax.set_xlim(0.4, 1.08)
+    ax.set_xlim(0.4, 1.14)
     ax.invert_yaxis()
     ax.set_xlabel("global balanced accuracy, official EgoDyn scorer (14 questions)")
     clips = sorted({r["clips"] for r in rows})
