@@ -58,6 +58,7 @@ MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (har
 RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narrower and wider ...
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
+SAME_TURN_RAD = math.radians(0.05)  # two turn readings closer than this give the same cost curve
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise)
 ALIGNED_YAW_RATE_RPS = math.radians(2.0)  # the direct alignment's turn resolution (tuning clips: per-pair
 # heading errors of 0.06-0.2 deg, smoothed to ~1-2 deg/s wiggles on straight roads)
@@ -299,13 +300,14 @@ def direct_motions(
     far = far_field_turns(prepared, small_cam, pitch)
     turns, curves = [], []
     for k in todo:
-        candidates = {float(far[k])} if np.isfinite(far[k]) else set()
-        if tracked or not candidates:
-            candidates.add(_nearest_turn(k, seeds, tracked, dt))
+        candidates = [float(far[k])] if np.isfinite(far[k]) else []
+        tracked_turn = _nearest_turn(k, seeds, tracked, dt)
+        if not candidates or (tracked and abs(tracked_turn - candidates[0]) > SAME_TURN_RAD):
+            candidates.append(tracked_turn)
         steps = SPEED_GRID_MPS * float(dt[k])
         scored = [
             (step_costs(moving[k], moving[k + 1], small_cam, pitch, steps, mask, turn), turn)
-            for turn in sorted(candidates)
+            for turn in candidates
         ]
         curve, turn = min(scored, key=lambda item: float(np.min(item[0])))
         turns.append(turn)

@@ -102,13 +102,19 @@ def bonnet_top_row(grays: np.ndarray, static: np.ndarray) -> int | None:
     return None if len(rows) == 0 else low + int(rows[0]) - BONNET_MARGIN_ROWS
 
 
-def homography(
-    shape: tuple[int, int], camera: CameraModel, pitch_rad: float, motion: np.ndarray, dpitch_rad: float = 0.0
-) -> np.ndarray | None:
-    """H (3, 3) taking road pixels of frame a (at `pitch_rad`) to frame b (at `pitch_rad + dpitch_rad`)."""
+class RoadQuad(NamedTuple):
+    """Four pixels spanning the road of a frame (4, 2) and the road points (4, 2) m they see: what every
+    road homography of a pair is built from, found once per frame size, camera and pitch."""
+
+    pixels: np.ndarray
+    ground_m: np.ndarray
+
+
+def road_quad(shape: tuple[int, int], camera: CameraModel, pitch_rad: float) -> RoadQuad | None:
+    """The road quad of frames `shape` (H, W) seen at `pitch_rad`; None when a corner misses the road."""
     height_px, width_px = shape
     top = min(height_px - 2.0, max(horizon_row_px(camera, pitch_rad) + 0.08 * height_px, 0.0))
-    src = np.array(
+    pixels = np.array(
         [
             [0.1 * width_px, top],
             [0.9 * width_px, top],
@@ -116,13 +122,20 @@ def homography(
             [width_px - 1.0, height_px - 1.0],
         ]
     )
-    ground, hit = back_project(normalised_rays(src, camera), pitch_rad, camera)
-    if not hit.all():
-        return None
-    dst = project(move_points(ground, motion), pitch_rad + dpitch_rad, camera)
+    ground, hit = back_project(normalised_rays(pixels, camera), pitch_rad, camera)
+    return RoadQuad(pixels, ground) if hit.all() else None
+
+
+def quad_homography(
+    quad: RoadQuad, camera: CameraModel, pitch_rad: float, motion: np.ndarray, dpitch_rad: float = 0.0
+) -> np.ndarray | None:
+    """H (3, 3) taking road pixels of frame a (its `quad`, at `pitch_rad`) to frame b (at `pitch_rad +
+    dpitch_rad`) after the car's `motion` [tx_m, ty_m, dyaw_rad]."""
+    dst = project(move_points(quad.ground_m, motion), pitch_rad + dpitch_rad, camera)
     if not np.all(np.isfinite(dst)):
         return None
-    return cv2.getPerspectiveTransform(src.astype(np.float32), dst.astype(np.float32)).astype(np.float64)
+    h = cv2.getPerspectiveTransform(quad.pixels.astype(np.float32), dst.astype(np.float32))
+    return h.astype(np.float64)
 
 
 def far_field_turns(prepared: np.ndarray, camera: CameraModel, pitch_rad: float) -> np.ndarray:
@@ -170,10 +183,18 @@ def step_costs(
     points = np.column_stack([cols, rows]).astype(np.float64).reshape(-1, 1, 2)
     values = a[rows, cols]
     costs = np.full(len(steps_m), np.inf)
-    for i, step in enumerate(steps_m):
-        h = homography(a.shape, camera, pitch_rad, np.array([step, 0.0, dyaw_rad]))
-        if h is None:
+    quad = road_quad(a.shape, camera, pitch_rad)
+    if quad is None:
+        return costs
+    # every step's quad corners at once: one projection for the whole curve
+    motions = np.column_stack([steps_m, np.zeros(len(steps_m)), np.full(len(steps_m), dyaw_rad)])
+    moved_quad = move_points(np.tile(quad.ground_m, (len(steps_m), 1)), np.repeat(motions, 4, axis=0))
+    corners = project(moved_quad, pitch_rad, camera).reshape(len(steps_m), 4, 2)
+    pixels = quad.pixels.astype(np.float32)
+    for i in range(len(steps_m)):
+        if not np.all(np.isfinite(corners[i])):
             continue
+        h = cv2.getPerspectiveTransform(pixels, corners[i].astype(np.float32)).astype(np.float64)
         moved = cv2.perspectiveTransform(points, h).reshape(-1, 2).astype(np.float32)
         inside = (moved[:, 0] >= 0) & (moved[:, 0] <= a.shape[1] - 1) & (moved[:, 1] <= a.shape[0] - 1)
         if inside.sum() >= max(100, MIN_OVERLAP * len(values)):  # a few far pixels cannot decide
@@ -231,6 +252,7 @@ class _Level(NamedTuple):
     camera: CameraModel
     points: np.ndarray  # (N, 2) road pixels of a sampled
     values_a: np.ndarray  # (N,)
+    quad: RoadQuad | None
 
 
 def _levels(
@@ -251,12 +273,15 @@ def _levels(
         stride = max(1, int(np.sqrt(len(rows) / 12000)))
         keep = (rows % stride == 0) & (cols % stride == 0)
         points = np.column_stack([cols[keep], rows[keep]]).astype(np.float64)
-        levels.append(_Level(la, np.dstack([lb, gx, gy]), cam, points, la[rows[keep], cols[keep]]))
+        quad = road_quad(la.shape, cam, pitch_rad)
+        levels.append(_Level(la, np.dstack([lb, gx, gy]), cam, points, la[rows[keep], cols[keep]], quad))
     return levels
 
 
 def _positions(level: _Level, pitch_rad: float, params: np.ndarray) -> np.ndarray | None:
-    h = homography(level.a.shape, level.camera, pitch_rad, params[:3], float(params[3]))
+    if level.quad is None:
+        return None
+    h = quad_homography(level.quad, level.camera, pitch_rad, params[:3], float(params[3]))
     if h is None:
         return None
     return cv2.perspectiveTransform(level.points.reshape(-1, 1, 2), h).reshape(-1, 2)
