@@ -10,7 +10,7 @@ reports every one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -38,25 +38,23 @@ def collecting_bad_lines() -> Iterator[list[DataError]]:
 def read_text(path: str | Path) -> str:
     """The file's UTF-8 text (a leading BOM dropped); unreadable or non-UTF-8 bytes are a DataError."""
     path = Path(path)
-    try:
-        data = read_bounded(path, MAX_DATA_FILE_BYTES)
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
-    except TooLarge as exc:
-        raise DataError(str(exc), path=path) from None
-    return _text(data, path)
+    return _text(_bounded(lambda: read_bounded(path, MAX_DATA_FILE_BYTES), path), path)
 
 
 def read_descriptor_text(fd: int, path: str | Path) -> str:
     """`read_text` of the regular file open at `fd` (`path` names it in messages only)."""
     path = Path(path)
+    return _text(_bounded(lambda: read_descriptor_bounded(fd, MAX_DATA_FILE_BYTES), path), path)
+
+
+def _bounded(read: Callable[[], bytes], path: Path) -> bytes:
+    """`read()`'s bytes; an OS error or a file over the limit is a DataError naming `path`."""
     try:
-        data = read_descriptor_bounded(fd, MAX_DATA_FILE_BYTES)
+        return read()
     except OSError as exc:
         raise DataError(f"cannot read ({exc.strerror})", path=path) from exc
     except TooLarge as exc:
         raise DataError(str(exc), path=path) from None
-    return _text(data, path)
 
 
 def _text(data: bytes, path: Path) -> str:

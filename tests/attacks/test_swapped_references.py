@@ -33,16 +33,20 @@ from kinegraph.graphs.nodes import prediction
 from kinegraph.graphs.state import GraphContext, GroupState
 
 
+def one_node(name, node):
+    graph = StateGraph(GroupState, context_schema=GraphContext)
+    graph.add_node(name, node)
+    graph.add_edge(START, name)
+    graph.add_edge(name, END)
+    return graph.compile()
+
+
 def build():
     def height(state: GroupState) -> dict:
         z = state["samples"][0].context["ego_poses"]["translation_m"][0][2]
         return {"results": [prediction(s, raw=f"{z:g}", answer=f"{z:g}") for s in state["samples"]]}
 
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("height", height)
-    graph.add_edge(START, "height")
-    graph.add_edge("height", END)
-    return graph.compile()
+    return one_node("height", height)
 
 
 build.needs_model = False
@@ -59,11 +63,7 @@ def build_weighted(weights: str = "none"):
     def answer(state: GroupState) -> dict:
         return {"results": [prediction(s, raw=text, answer=text) for s in state["samples"]]}
 
-    graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("answer", answer)
-    graph.add_edge(START, "answer")
-    graph.add_edge("answer", END)
-    return graph.compile()
+    return one_node("answer", answer)
 
 
 build_weighted.needs_model = False
