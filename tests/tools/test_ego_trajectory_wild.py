@@ -26,7 +26,7 @@ from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.camera_model import CameraModel, carla_default
 from kinegraph.tools.ego_trajectory import estimate_trajectory
-from kinegraph.tools.road_alignment import bonnet_top_row, prepare, static_structure
+from kinegraph.tools.road_alignment import bonnet_top_row, prepare, static_structure, step_costs
 
 CAMERA = PinholeCamera.nuscenes_front(480, 270)
 
@@ -110,6 +110,39 @@ def test_row_wise_flicker_keeps_the_heading() -> None:
     assert math.degrees(measured.yaw_rad[-1]) == pytest.approx(math.degrees(yaw[-1] - yaw[0]), abs=1.5)
     assert float(np.mean(measured.speed_mps())) == pytest.approx(mean_speed(xy, TIMES), rel=0.05)
     assert measured.estimate.kind == "tracked_road"
+
+
+def test_a_row_offset_costs_nothing_when_flicker_is_expected() -> None:
+    """The same road with an offset added to each row (a flicker band left after local normalisation)
+    aligns perfectly at standstill once offsets per row are nuisances, and does not without."""
+    rng = np.random.default_rng(0)
+    road = rng.normal(0.0, 1.0, (112, 200)).astype(np.float32)
+    banded = road + (0.8 * np.sin(np.arange(112) / 6.0)).astype(np.float32)[:, None]
+    camera = model_of(CAMERA).scaled(200 / CAMERA.width_px)
+    mask = np.zeros(road.shape, bool)
+    mask[70:100] = True
+    blind, plain = (
+        step_costs(road, banded, camera, 0.0, np.zeros(1), mask, row_offsets=r) for r in (True, False)
+    )
+    assert float(blind[0]) < 1e-9
+    assert float(plain[0]) > 0.1
+
+
+@pytest.mark.parametrize(("maneuver", "seed"), [("cruise", 0), ("brake", 0), ("standing", 0)])
+def test_row_flicker_at_dusk_moves_when_the_car_moves(maneuver: str, seed: int) -> None:
+    """Dusk, JPEG quality 10 and +-15 % row flicker at 15 fps: the bands shift the compression's block
+    levels in every frame, so every cost curve of the direct alignment is shallow. The curves' minima
+    still follow a speed a car can drive, and noise does not (before: each moving clip read as standing)."""
+    times = np.arange(46) / 15.0
+    dusk = rig(exposure=0.3, contrast=0.6, noise_std=6.0, jpeg_quality=10, bonnet_rows=0.15, row_flicker=0.15)
+    frames, xy, _ = render(maneuver, seed, times, dusk)
+    measured = estimate_trajectory(frames, times, model_of(CAMERA))
+    if maneuver == "standing":
+        assert mean_speed(xy, times) < 0.05
+        assert float(np.max(measured.speed_mps())) < 0.5
+    else:
+        assert mean_speed(xy, times) > 5.0
+        assert float(np.mean(measured.speed_mps())) == pytest.approx(mean_speed(xy, times), rel=0.15)
 
 
 def test_uneven_frame_times_are_honoured() -> None:

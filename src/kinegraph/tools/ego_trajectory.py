@@ -40,6 +40,7 @@ from kinegraph.tools.road_alignment import (
     align_pair,
     bonnet_top_row,
     cost_contrast,
+    dip_share,
     far_field_turns,
     prepare,
     smooth_speed_path,
@@ -59,7 +60,10 @@ RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narr
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
 SAME_TURN_RAD = math.radians(0.05)  # two turn readings closer than this give the same cost curve
-MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise)
+MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise) ...
+MIN_DIP_SHARE = 0.6  # ... unless a drivable speed profile takes this share of the clip's dips (moving
+# tuning clips under flicker and JPEG 10: 0.74-0.85 at contrasts of 1.06-1.11; standing: 0.0-0.51)
+FLAT_SHARE = 0.5  # a pair's curve with less than this share of the clip's contrast shows nothing moving
 ALIGNED_YAW_RATE_RPS = math.radians(2.0)  # the direct alignment's turn resolution (tuning clips: per-pair
 # heading errors of 0.06-0.2 deg, smoothed to ~1-2 deg/s wiggles on straight roads)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
@@ -278,7 +282,8 @@ def direct_motions(
     between speeds), and Gauss-Newton refines each pair from it.
     """
     # rolling-shutter bands move between frames and survive the median: take them out row by row first
-    small, small_cam = _small(photometric_normalised(raw) if row_flicker(raw) else raw, cam)
+    flicker = row_flicker(raw)
+    small, small_cam = _small(photometric_normalised(raw) if flicker else raw, cam)
     prepared = np.stack([prepare(g) for g in small])
     moving = prepared - np.median(prepared, axis=0)
     mask = road_mask(small[0].shape, small_cam, pitch) > 0
@@ -306,7 +311,7 @@ def direct_motions(
             candidates.append(tracked_turn)
         steps = SPEED_GRID_MPS * float(dt[k])
         scored = [
-            (step_costs(moving[k], moving[k + 1], small_cam, pitch, steps, mask, turn), turn)
+            (step_costs(moving[k], moving[k + 1], small_cam, pitch, steps, mask, turn, flicker), turn)
             for turn in candidates
         ]
         curve, turn = min(scored, key=lambda item: float(np.min(item[0])))
@@ -314,16 +319,20 @@ def direct_motions(
         curves.append(curve)
     costs = np.stack(curves)
     contrast = cost_contrast(costs)
-    if np.median(contrast) < MIN_COST_CONTRAST:  # no road structure moves: the car stands
-        for k in todo:
+    clip_contrast = float(np.median(contrast))
+    profile = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2)
+    if clip_contrast < MIN_COST_CONTRAST and dip_share(costs, SPEED_GRID_MPS, profile) < MIN_DIP_SHARE:
+        for k in todo:  # shallow curves whose minima no drivable speed profile joins: the car stands
             fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
         return fits
-    # a flat curve shows nothing moving: it leans towards standing, as far as its neighbours allow
-    costs[contrast < MIN_COST_CONTRAST] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
-    speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2)
+    # a curve much flatter than the clip's shows nothing moving: it leans towards standing, as far as
+    # its neighbours allow
+    flat = contrast < min(MIN_COST_CONTRAST, 1.0 + FLAT_SHARE * (clip_contrast - 1.0))
+    costs[flat] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
+    speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
     for k, turn, speed in zip(todo, turns, speeds, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
-        fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask)
+        fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
         if fits[k] is not None and np.isfinite(far[k]):
             # the far field reads the turn better than the road's coarse structure (on tuning clips:
             # 0.06-0.2 deg a pair against 0.1-0.5), so it gives the heading of every aligned pair

@@ -172,6 +172,7 @@ def step_costs(
     steps_m: np.ndarray,
     mask: np.ndarray,
     dyaw_rad: float = 0.0,
+    row_offsets: bool = False,
 ) -> np.ndarray:
     """Normalised squared difference (len(steps_m),) between prepared frame a and frame b warped back by
     each forward step (turning by `dyaw_rad`), over the road: the cost curve a pair's step is chosen from
@@ -199,11 +200,24 @@ def step_costs(
         inside = (moved[:, 0] >= 0) & (moved[:, 0] <= a.shape[1] - 1) & (moved[:, 1] <= a.shape[0] - 1)
         if inside.sum() >= max(100, MIN_OVERLAP * len(values)):  # a few far pixels cannot decide
             sampled = cv2.remap(b, moved[:, :1], moved[:, 1:], cv2.INTER_LINEAR).ravel()[inside]
+            difference = sampled - values[inside]
+            if row_offsets:
+                difference = without_row_means(difference, rows[inside])
             # normalised by the energy of the pixels compared: each step keeps another part of the road in
             # view, and an unnormalised cost would favour the part with the least texture or noise
             energy = float(np.mean(sampled**2) + np.mean(values[inside] ** 2))
-            costs[i] = float(np.mean((sampled - values[inside]) ** 2)) / max(energy, 1e-9)
+            costs[i] = float(np.mean(difference**2)) / max(energy, 1e-9)
     return costs
+
+
+def without_row_means(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`values` (N, ...) less the mean of their image row (`rows` (N,) int): a residual blind to an offset
+    per row, which is what a rolling shutter's flicker bands leave after local normalisation."""
+    index = np.unique(rows, return_inverse=True)[1]
+    counts = np.bincount(index).astype(np.float64)
+    flat = values.reshape(len(values), -1)
+    means = np.stack([np.bincount(index, weights=c) for c in flat.T], axis=1) / counts[:, None]
+    return (flat - means[index]).reshape(values.shape)
 
 
 def cost_contrast(costs: np.ndarray) -> np.ndarray:
@@ -244,6 +258,19 @@ def smooth_speed_path(
     for k in range(len(costs) - 1, 0, -1):
         path[k - 1] = back[k, path[k]]
     return speeds_mps[path]
+
+
+def dip_share(costs: np.ndarray, speeds_mps: np.ndarray, path_mps: np.ndarray) -> float:
+    """The share of the cost curves' dips (P, V) (each curve's median less its minimum) that a speed
+    profile `path_mps` (P,) through them takes: ~1 when the minima line up along a speed a car can drive,
+    ~0 for noise, whose minima fall anywhere. It tells motion from noise where every dip is shallow
+    (flicker and block compression raise every cost alike), and does not depend on how shallow."""
+    finite = np.where(np.isfinite(costs), costs, np.nan)
+    on_path = costs[np.arange(len(costs)), np.searchsorted(speeds_mps, path_mps)]
+    median, minimum = np.nanmedian(finite, axis=1), np.nanmin(finite, axis=1)
+    used = np.isfinite(on_path)
+    dips = float(np.sum((median - minimum)[used]))
+    return float(np.sum((median - on_path)[used])) / dips if dips > 0 else 0.0
 
 
 class _Level(NamedTuple):
@@ -294,6 +321,7 @@ def align_pair(
     pitch_rad: float,
     guess: np.ndarray,
     mask: np.ndarray,
+    row_offsets: bool = False,
 ) -> DirectFit | None:
     """The motion taking prepared frame `a` to `b` (both from `prepare`, at `camera`'s resolution), from
     `guess` [tx, ty, dyaw]; `mask` bool (H, W) marks the road pixels of a to use. None when the road
@@ -303,14 +331,16 @@ def align_pair(
     for level in _levels(a, b, camera, pitch_rad, mask):
         if len(level.points) < 200 or float(np.mean(level.values_a**2)) < MIN_STRUCTURE:
             return None  # too little road, or a road with no structure (blank, or standing in the dark)
-        fit = _gauss_newton(level, pitch_rad, params)
+        fit = _gauss_newton(level, pitch_rad, params, row_offsets)
         if fit is None:
             return None
         params = np.concatenate([fit.motion, [fit.dpitch_rad]])
     return fit
 
 
-def _gauss_newton(level: _Level, pitch_rad: float, params: np.ndarray) -> DirectFit | None:
+def _gauss_newton(
+    level: _Level, pitch_rad: float, params: np.ndarray, row_offsets: bool = False
+) -> DirectFit | None:
     h_px, w_px = level.a.shape
     for _ in range(MAX_ITERATIONS):
         moved = _positions(level, pitch_rad, params)
@@ -334,6 +364,9 @@ def _gauss_newton(level: _Level, pitch_rad: float, params: np.ndarray) -> Direct
             if moved_k is None:
                 return None
             jac[:, k] = np.sum(grad * (moved_k[inside] - moved[inside]), axis=1) / STEP_SCALES[k]
+        if row_offsets:  # an offset per row is a nuisance parameter: project it out of both
+            rows = level.points[inside, 1].astype(int)
+            residual, jac = without_row_means(residual, rows), without_row_means(jac, rows)
         weights = np.minimum(1.0, HUBER / np.maximum(np.abs(residual), 1e-9))
         jw = jac * weights[:, None]
         hessian = jw.T @ jac + np.diag([1e-3, 1e-3, 1e-1, 1e-1])  # light damping
