@@ -284,7 +284,7 @@ def direct_motions(
     # rolling-shutter bands move between frames and survive the median: take them out row by row first
     flicker = row_flicker(raw)
     small, small_cam = _small(photometric_normalised(raw) if flicker else raw, cam)
-    prepared = np.stack([prepare(g) for g in small])
+    prepared = np.stack([prepare(g, strong_only=flicker) for g in small])
     moving = prepared - np.median(prepared, axis=0)
     mask = road_mask(small[0].shape, small_cam, pitch) > 0
     bonnet = bonnet_top_row(np.stack(small), static_structure(list(prepared)))
