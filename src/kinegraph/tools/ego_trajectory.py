@@ -60,6 +60,9 @@ RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narr
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
 SAME_TURN_RAD = math.radians(0.05)  # two turn readings closer than this give the same cost curve
+ALIGNED_PITCHES_DEG = np.arange(-6.0, 14.1, 2.0)  # the pitches `aligned_pitch` tries
+PITCH_PAIRS = 8  # ... on this many moving pairs, spread over the clip
+MIN_PITCH_CONTRAST = 1.05  # ... and keeps when the worst pitch costs this much more than the best
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise) ...
 MIN_DIP_SHARE = 0.6  # ... unless a drivable speed profile takes this share of the clip's dips (moving
 # tuning clips under flicker and JPEG 10: 0.74-0.85 at contrasts of 1.06-1.11; standing: 0.0-0.51)
@@ -281,15 +284,7 @@ def direct_motions(
     dynamic-programming pass picks the clip's speed profile through the curves (a car cannot jump
     between speeds), and Gauss-Newton refines each pair from it.
     """
-    # rolling-shutter bands move between frames and survive the median: take them out row by row first
-    flicker = row_flicker(raw)
-    small, small_cam = _small(photometric_normalised(raw) if flicker else raw, cam)
-    prepared = np.stack([prepare(g, strong_only=flicker) for g in small])
-    moving = prepared - np.median(prepared, axis=0)
-    mask = road_mask(small[0].shape, small_cam, pitch) > 0
-    bonnet = bonnet_top_row(np.stack(small), static_structure(list(prepared)))
-    if bonnet is not None:
-        mask[bonnet:] = False
+    small_cam, prepared, moving, mask, flicker = _aligned_frames(raw, cam, pitch)
     fits: list[DirectFit | None] = [None] * (len(raw) - 1)
     if not mask.any() or float(np.mean(prepared[:, mask] ** 2)) < MIN_STRUCTURE:
         return fits  # no road in view, or a road without any structure (blank frames)
@@ -339,6 +334,71 @@ def direct_motions(
             fit = fits[k]
             fits[k] = fit._replace(motion=np.array([fit.motion[0], fit.motion[1], float(far[k])]))
     return fits
+
+
+class _AlignedFrames(NamedTuple):
+    camera: CameraModel  # at the frames' low resolution
+    prepared: np.ndarray  # (T, h, w) `prepare`d frames
+    moving: np.ndarray  # ... less the clip's temporal median
+    mask: np.ndarray  # bool (h, w): the road below the horizon at the pitch asked for, above any bonnet
+    flicker: bool  # whether the frames show row flicker
+
+
+def _aligned_frames(raw: list[np.ndarray], cam: CameraModel, pitch: float) -> _AlignedFrames:
+    """The clip as the direct road alignment compares it, at `ALIGN_WIDTH_PX`."""
+    # rolling-shutter bands move between frames and survive the median: take them out row by row first
+    flicker = row_flicker(raw)
+    small, small_cam = _small(photometric_normalised(raw) if flicker else raw, cam)
+    prepared = np.stack([prepare(g, strong_only=flicker) for g in small])
+    mask = road_mask(small[0].shape, small_cam, pitch) > 0
+    bonnet = bonnet_top_row(np.stack(small), static_structure(list(prepared)))
+    if bonnet is not None:
+        mask[bonnet:] = False
+    return _AlignedFrames(small_cam, prepared, prepared - np.median(prepared, axis=0), mask, flicker)
+
+
+def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> float | None:
+    """The camera pitch (rad) whose road-plane warp aligns the road best, or None when no pitch stands
+    out (a standing car, a road without structure).
+
+    Moving forward over a plane, a road point's image steps down by an amount that grows with the square
+    of its depression below the horizon: at the wrong pitch no step aligns every row at once. A few
+    moving pairs' best cost is read over `ALIGNED_PITCHES_DEG`, every pitch over the same road pixels
+    (those below the lowest horizon tried), and a parabola through the least and its neighbours refines
+    it. This is what measures the pitch where corners are too few to (dusk, noise, compression).
+    """
+    pitches = np.radians(ALIGNED_PITCHES_DEG)
+    frames = _aligned_frames(raw, cam, float(pitches.min()))
+    share = np.mean(frames.moving[:, frames.mask] ** 2, axis=1) / np.maximum(
+        np.mean(frames.prepared[:, frames.mask] ** 2, axis=1), 1e-9
+    )
+    moving = [k for k in range(len(dt)) if max(share[k], share[k + 1]) >= STANDING_ENERGY_SHARE]
+    if len(moving) < 3:
+        return None
+    pairs = [
+        moving[i] for i in np.linspace(0, len(moving) - 1, min(PITCH_PAIRS, len(moving))).round().astype(int)
+    ]
+    best = np.zeros(len(pitches))
+    for i, pitch in enumerate(pitches):
+        far = far_field_turns(frames.prepared, frames.camera, float(pitch))
+        for k in pairs:
+            costs = step_costs(
+                frames.moving[k],
+                frames.moving[k + 1],
+                frames.camera,
+                float(pitch),
+                SPEED_GRID_MPS * float(dt[k]),
+                frames.mask,
+                float(far[k]) if np.isfinite(far[k]) else 0.0,
+                frames.flicker,
+            )
+            best[i] += float(np.min(costs)) if np.isfinite(costs).any() else 1.0
+    least = int(np.argmin(best))
+    if best.max() / max(best[least], 1e-9) < MIN_PITCH_CONTRAST or least in (0, len(pitches) - 1):
+        return None
+    left, mid, right = best[least - 1 : least + 2]
+    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # parabola's vertex, in grid steps
+    return float(pitches[least] + np.clip(offset, -0.5, 0.5) * (pitches[1] - pitches[0]))
 
 
 def _nearest_turn(k: int, seeds: Sequence[PairFit | None], tracked: Sequence[int], dt: np.ndarray) -> float:
@@ -405,7 +465,13 @@ def track_clip(
     rng = np.random.default_rng(seed)
     if cam.pitch_rad is None:
         lanes, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
-        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, lanes)
+        row = horizon_row(lanes)
+        tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, row)
+        # too few corners to trust: the road's alignment measures the pitch (on dusk tuning clips the
+        # markings' vanishing point was off by 7-9 deg on some, the alignment by 1-2)
+        aligned = aligned_pitch(raw, cam, dt) if weak_tracks(tracked.fits) else None
+        if aligned is not None:
+            pitch, tracked = aligned, _track_at(raw, grays, dt, cam, aligned, rng, flows)
         cam = replace(cam, pitch_rad=pitch)
     else:
         tracked = _track_at(raw, grays, dt, cam, cam.pitch_rad, rng, flows)
@@ -433,10 +499,10 @@ def _pitch_unknown(
     cam: CameraModel,
     rng: np.random.Generator,
     flows: Sequence[np.ndarray] | None,
-    lanes: list[np.ndarray],
+    row: float | None,
 ) -> tuple[Tracked, float]:
-    """The tracks at the camera pitch found from the road, and that pitch (`lanes`: a few frames, not
-    deblocked, for the markings' vanishing point).
+    """The tracks at the camera pitch found from the road, and that pitch (`row`: the lane markings'
+    vanishing point, None without one).
 
     Tracking starts at the pitch of the lane markings' vanishing point (`lane_geometry.horizon_row`),
     level without one. Without one, when most pairs fail level (a camera looking well down or up defeats
@@ -444,7 +510,6 @@ def _pitch_unknown(
     explains best is kept. The tracks then refine it (`estimate_pitch`); where they are too few (a dark,
     noisy, compressed road), the vanishing point's pitch stands.
     """
-    row = horizon_row(lanes)
     start = float(np.arctan((cam.cy_px - row) / cam.fy_px)) if row is not None else 0.0
     start = float(np.clip(start, -np.radians(MAX_PITCH_DEG), np.radians(MAX_PITCH_DEG)))
     pitch, tracked = start, _track_at(raw, grays, dt, cam, start, rng, flows)
