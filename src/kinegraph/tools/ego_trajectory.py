@@ -66,6 +66,7 @@ MIN_PITCH_CONTRAST = 1.05  # ... and keeps when the worst pitch costs this much 
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise) ...
 MIN_DIP_SHARE = 0.6  # ... unless a drivable speed profile takes this share of the clip's dips (moving
 # tuning clips under flicker and JPEG 10: 0.74-0.85 at contrasts of 1.06-1.11; standing: 0.0-0.51)
+MIN_DIP_PAIRS = 8  # ... over this many pairs (through two curves, a profile takes most dips by chance)
 FLAT_SHARE = 0.5  # a pair's curve with less than this share of the clip's contrast shows nothing moving
 ALIGNED_YAW_RATE_RPS = math.radians(2.0)  # the direct alignment's turn resolution (tuning clips: per-pair
 # heading errors of 0.06-0.2 deg, smoothed to ~1-2 deg/s wiggles on straight roads)
@@ -316,7 +317,8 @@ def direct_motions(
     contrast = cost_contrast(costs)
     clip_contrast = float(np.median(contrast))
     profile = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2)
-    if clip_contrast < MIN_COST_CONTRAST and dip_share(costs, SPEED_GRID_MPS, profile) < MIN_DIP_SHARE:
+    joined = len(todo) >= MIN_DIP_PAIRS and dip_share(costs, SPEED_GRID_MPS, profile) >= MIN_DIP_SHARE
+    if clip_contrast < MIN_COST_CONTRAST and not joined:
         for k in todo:  # shallow curves whose minima no drivable speed profile joins: the car stands
             fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
         return fits
