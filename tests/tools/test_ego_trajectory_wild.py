@@ -26,7 +26,14 @@ from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.camera_model import CameraModel, carla_default
 from kinegraph.tools.ego_trajectory import estimate_trajectory
-from kinegraph.tools.road_alignment import bonnet_top_row, prepare, static_structure, step_costs
+from kinegraph.tools.road_alignment import (
+    bonnet_top_row,
+    dip_share,
+    prepare,
+    smooth_speed_path,
+    static_structure,
+    step_costs,
+)
 
 CAMERA = PinholeCamera.nuscenes_front(480, 270)
 
@@ -126,6 +133,22 @@ def test_a_row_offset_costs_nothing_when_flicker_is_expected() -> None:
     )
     assert float(blind[0]) < 1e-9
     assert float(plain[0]) > 0.1
+
+
+def test_shallow_dips_along_a_drivable_speed_are_motion_and_scattered_ones_are_not() -> None:
+    """Thirty cost curves, each dipping by only 5 %: along a speed rising from 8 to 10 m/s (a car), a
+    profile through them takes every dip; at speeds drawn at random (noise), it can take few."""
+    speeds = np.linspace(0.0, 45.0, 61)
+    dt = np.full(30, 0.1)
+
+    def curves(dips_mps: np.ndarray) -> np.ndarray:
+        return 1.0 - 0.05 * np.exp(-0.5 * ((speeds[None, :] - dips_mps[:, None]) / 0.75) ** 2)
+
+    car = curves(np.linspace(8.0, 10.0, 30))
+    noise = curves(np.random.default_rng(1).uniform(0.0, 45.0, 30))
+    for costs, low, high in ((car, 0.9, 1.0), (noise, 0.0, 0.4)):
+        profile = smooth_speed_path(costs, speeds, dt, max_accel_mps2=8.0)
+        assert low <= dip_share(costs, speeds, profile) <= high
 
 
 @pytest.mark.parametrize(("maneuver", "seed"), [("cruise", 0), ("brake", 0), ("standing", 0)])
