@@ -118,7 +118,7 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_xlabel("global balanced accuracy, official EgoDyn scorer (14 questions)")
     clips = sorted({r["clips"] for r in rows})
     each = f"{clips[0]}" if len(clips) == 1 else f"{clips[0]}-{clips[-1]}"
-    ax.set_title(f"egodyn.measured under capture conditions ({each} clips each, seed {rows[0]['seed']})")
+    ax.set_title(f"egodyn.measured under capture conditions\n({each} clips each, seed {rows[0]['seed']})")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
