@@ -285,15 +285,14 @@ def direct_motions(
     dynamic-programming pass picks the clip's speed profile through the curves (a car cannot jump
     between speeds), and Gauss-Newton refines each pair from it.
     """
-    small_cam, prepared, moving, mask, flicker = _aligned_frames(raw, cam, pitch)
+    frames = _aligned_frames(raw, cam, pitch)
+    small_cam, prepared, moving, mask, flicker = frames
     fits: list[DirectFit | None] = [None] * (len(raw) - 1)
     if not mask.any() or float(np.mean(prepared[:, mask] ** 2)) < MIN_STRUCTURE:
         return fits  # no road in view, or a road without any structure (blank frames)
-    # each frame's share of its road structure that the clip's median does not explain
-    share = np.mean(moving[:, mask] ** 2, axis=1) / np.maximum(np.mean(prepared[:, mask] ** 2, axis=1), 1e-9)
     still = np.array([0.01, 0.01, math.radians(0.05)])
     tracked = [k for k, f in enumerate(seeds) if f is not None]
-    todo = [k for k in sorted(pairs) if max(share[k], share[k + 1]) >= STANDING_ENERGY_SHARE]
+    todo = frames.moving_pairs(pairs)
     for k in sorted(set(pairs) - set(todo)):  # both frames show the standing view
         fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
     if not todo:
@@ -345,6 +344,15 @@ class _AlignedFrames(NamedTuple):
     mask: np.ndarray  # bool (h, w): the road below the horizon at the pitch asked for, above any bonnet
     flicker: bool  # whether the frames show row flicker
 
+    def moving_pairs(self, pairs: Sequence[int]) -> list[int]:
+        """Those of `pairs` (sorted) where a frame keeps `STANDING_ENERGY_SHARE` of its road structure
+        beyond what the clip's median explains; in the others both frames show the standing view."""
+        road = self.mask
+        share = np.mean(self.moving[:, road] ** 2, axis=1) / np.maximum(
+            np.mean(self.prepared[:, road] ** 2, axis=1), 1e-9
+        )
+        return [k for k in sorted(pairs) if max(share[k], share[k + 1]) >= STANDING_ENERGY_SHARE]
+
 
 def _aligned_frames(raw: list[np.ndarray], cam: CameraModel, pitch: float) -> _AlignedFrames:
     """The clip as the direct road alignment compares it, at `ALIGN_WIDTH_PX`."""
@@ -371,10 +379,7 @@ def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> fl
     """
     pitches = np.radians(ALIGNED_PITCHES_DEG)
     frames = _aligned_frames(raw, cam, float(pitches.min()))
-    share = np.mean(frames.moving[:, frames.mask] ** 2, axis=1) / np.maximum(
-        np.mean(frames.prepared[:, frames.mask] ** 2, axis=1), 1e-9
-    )
-    moving = [k for k in range(len(dt)) if max(share[k], share[k + 1]) >= STANDING_ENERGY_SHARE]
+    moving = frames.moving_pairs(range(len(dt))) if frames.mask.any() else []
     if len(moving) < 3:
         return None
     pairs = [
