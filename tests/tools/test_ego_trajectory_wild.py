@@ -25,7 +25,7 @@ from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRender
 from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.camera_model import CameraModel, carla_default
-from kinegraph.tools.ego_trajectory import estimate_trajectory
+from kinegraph.tools.ego_trajectory import aligned_focal, estimate_trajectory
 from kinegraph.tools.road_alignment import (
     bonnet_top_row,
     dip_share,
@@ -259,8 +259,9 @@ def test_a_dark_clip_without_a_camera_measures_its_pitch_from_the_road(tmp_path:
     """Dusk, no camera given, corners too few to trust: the pitch is where the road-plane warp aligns the
     road best (before: the weak tracks bent it to 17.8 deg against a true -1.8, and the car read at a
     fifth of its speed). The speed is checked up to the assumed mounting height, which the prediction
-    says was assumed. Scenario 1's third window of seed 5000; the camera is that of the same clip
-    rendered with its camera given."""
+    says was assumed, and the lens its turn gave (`aligned_focal`): speeds scale with focal length times
+    height. Scenario 1's third window of seed 5000; the camera is that of the same clip rendered with its
+    camera given."""
     given = write_carla_clips(tmp_path / "given", 3, 5000, conditions=condition("dusk"))
     records = write_carla_clips(tmp_path / "unknown", 3, 5000, conditions=condition("dusk/camera_unknown"))
     record, truth_camera = records[2], given[2]["camera"]
@@ -274,6 +275,36 @@ def test_a_dark_clip_without_a_camera_measures_its_pitch_from_the_road(tmp_path:
     assert math.degrees(float(measured.camera.pitch_rad or 0.0)) == pytest.approx(
         truth_camera["pitch_deg"], abs=2.5
     )
-    assert measured.camera.describe()["values"]["height"] == "assumed"
-    at_true_height = float(np.mean(measured.speed_mps())) * truth_camera["height_m"] / guess.height_m
-    assert at_true_height == pytest.approx(true_speed, rel=0.15)
+    assert measured.camera.describe()["values"] == {
+        "focal": "estimated",
+        "height": "assumed",
+        "pitch": "estimated",
+    }
+    scale = (truth_camera["fx"] * truth_camera["height_m"]) / (
+        measured.camera.fx_px * measured.camera.height_m
+    )
+    assert float(np.mean(measured.speed_mps())) * scale == pytest.approx(true_speed, rel=0.15)
+
+
+@pytest.mark.slow
+def test_a_dark_turn_without_a_camera_measures_its_lens_from_the_road() -> None:
+    """Dusk, no camera given, a left turn through a 60 deg lens with corners too few to track: the lens is
+    the one under which the turning pairs' road aligns (before: the assumed 90 deg lens stayed, and the
+    turn read as 102 deg against a true 61). Straight driving shows no lens, and says so."""
+    narrow = replace(CAMERA, fx_px=CAMERA.width_px / (2 * math.tan(math.radians(30))))
+    narrow = replace(narrow, fy_px=narrow.fx_px)
+    dusk = rig(narrow, exposure=0.3, contrast=0.6, noise_std=6.0, jpeg_quality=10)
+    frames, _, yaw = render("left_turn", 5, TIMES, dusk)
+    guess = carla_default(CAMERA.width_px, CAMERA.height_px)
+    measured = estimate_trajectory(frames, TIMES, guess)
+    assert measured.estimate.kind == "road_alignment"
+    described = measured.camera.describe()
+    assert described["values"]["focal"] == "estimated"
+    assert measured.camera.fx_px == pytest.approx(narrow.fx_px, rel=0.15)
+    assert 0 < described["focal_sigma_px"] < 0.3 * narrow.fx_px
+    turn = math.degrees(yaw[-1] - yaw[0])
+    assert turn > 45.0
+    assert math.degrees(measured.yaw_rad[-1]) == pytest.approx(turn, abs=10.0)
+    frames, _, _ = render("cruise", 5, TIMES, dusk)
+    raw = [cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in frames]
+    assert aligned_focal(raw, replace(guess, pitch_rad=0.0), np.diff(TIMES)) is None

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import MAX_PITCH_DEG, CameraModel
-from kinegraph.tools.focal_from_turns import focal_from_turns
+from kinegraph.tools.focal_from_turns import MIN_TURN_RAD, FocalEstimate, focal_from_turns
 from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
 from kinegraph.tools.ground_tracks import (
     PairMatches,
@@ -63,6 +63,14 @@ SAME_TURN_RAD = math.radians(0.05)  # two turn readings closer than this give th
 ALIGNED_PITCHES_DEG = np.arange(-6.0, 14.1, 2.0)  # the pitches `aligned_pitch` tries
 PITCH_PAIRS = 8  # ... on this many moving pairs, spread over the clip
 MIN_PITCH_CONTRAST = 1.05  # ... and keeps when the worst pitch costs this much more than the best
+ALIGNED_FOCAL_SCALES = np.geomspace(0.5, 2.0, 17)  # the focal lengths `aligned_focal` tries (x assumed)
+FOCAL_PAIRS = 8  # ... on the sharpest this many pairs turning by `MIN_TURN_RAD` or more ...
+MIN_FOCAL_PAIRS = 4  # ... when at least this many turn
+FOCAL_STEP_SPAN = np.geomspace(0.8, 1.25, 9)  # ... each pair's steps read around its step through the lens
+FOCAL_LEVERS_M = (0.0, 1.0, 2.0, 3.0)  # ... each turning about a point this far behind the camera
+MIN_FOCAL_CONTRAST = 1.05  # ... and keeps when the worst costs this much more than the best
+FOCAL_WELL = 0.01  # the focal lengths costing within this share of the best span its uncertainty ...
+MIN_FOCAL_SIGMA = 0.05  # ... never claimed below this share (tuning clips: 2-4 % off where it turned)
 MIN_COST_CONTRAST = 1.12  # a cost curve's median over its minimum below this shows no motion (noise) ...
 MIN_DIP_SHARE = 0.6  # ... unless a drivable speed profile takes this share of the clip's dips (moving
 # tuning clips under flicker and JPEG 10: 0.74-0.85 at contrasts of 1.06-1.11; standing: 0.0-0.51)
@@ -408,6 +416,70 @@ def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> fl
     return float(pitches[least] + np.clip(offset, -0.5, 0.5) * (pitches[1] - pitches[0]))
 
 
+def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> FocalEstimate | None:
+    """The focal length (px, at `cam`'s resolution; `cam` carries the pitch) under which the turning
+    pairs' road aligns best, or None when the clip turns too little or no focal length stands out.
+
+    The road-alignment counterpart of `focal_from_turns`, for clips whose corners are too few (dusk,
+    noise, compression). A turn shifts a pixel x columns from the principal point by `dyaw * (f + x^2 /
+    f)`: read in the far field as `f * dyaw` and warped through a wrong focal length, the road's outer
+    columns land too far or too short. Each focal length of `ALIGNED_FOCAL_SCALES` keeps the horizon
+    row (the pitch follows it) and scores the turning pairs' best cost over forward steps; the
+    uncertainty is the width of the well those costs make (`FOCAL_WELL`).
+    """
+    pitch = float(cam.pitch_rad or 0.0)
+    frames = _aligned_frames(raw, cam, pitch)
+    if not frames.mask.any():
+        return None
+    far = far_field_turns(frames.prepared, frames.camera, pitch)
+    net = float(np.nansum(far))
+    if abs(net) < math.radians(TURN_FOR_FOCAL_DEG):
+        return None  # straight, or a lane change: its turns are shallow and undo each other
+    turning = [k for k in frames.moving_pairs(range(len(dt))) if far[k] * np.sign(net) > MIN_TURN_RAD]
+    turning = sorted(turning, key=lambda k: -abs(far[k]))[:FOCAL_PAIRS]  # the sharpest turns tell most
+    if len(turning) < MIN_FOCAL_PAIRS:
+        return None
+
+    def curve(
+        k: int, lens: CameraModel, tilt: float, turn: float, steps: np.ndarray, lever: float
+    ) -> np.ndarray:
+        a, b = frames.moving[k], frames.moving[k + 1]
+        return step_costs(a, b, lens, tilt, steps, frames.mask, turn, frames.flicker, lever)
+
+    # each pair's step through the assumed lens; through another, the same pixels lie proportionally farther
+    grids = {k: SPEED_GRID_MPS * float(dt[k]) for k in turning}
+    steps = {
+        k: grids[k][int(np.argmin(curve(k, frames.camera, pitch, float(far[k]), grids[k], 0.0)))]
+        for k in turning
+    }
+    best = np.zeros(len(ALIGNED_FOCAL_SCALES))
+    for i, scale in enumerate(ALIGNED_FOCAL_SCALES):
+        lens = replace(frames.camera, fx_px=frames.camera.fx_px * scale, fy_px=frames.camera.fy_px * scale)
+        tilt = float(np.arctan(np.tan(pitch) / scale))  # the same horizon row through the other lens
+        turns = far_field_turns(frames.prepared, lens, tilt)
+        for k in turning:
+            around = steps[k] * scale * FOCAL_STEP_SPAN
+            best[i] += min(
+                _least(curve(k, lens, tilt, float(turns[k]), around, lever)) for lever in FOCAL_LEVERS_M
+            )
+    least = int(np.argmin(best))
+    if best.max() / max(best[least], 1e-9) < MIN_FOCAL_CONTRAST or least in (0, len(best) - 1):
+        return None
+    logs = np.log(ALIGNED_FOCAL_SCALES)
+    left, mid, right = best[least - 1 : least + 2]
+    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # parabola's vertex, in grid steps
+    log_scale = float(logs[least] + np.clip(offset, -0.5, 0.5) * (logs[1] - logs[0]))
+    well = logs[best <= best[least] * (1.0 + FOCAL_WELL)]
+    relative_sigma = max(MIN_FOCAL_SIGMA, 0.5 * float(well.max() - well.min()))
+    focal = float(cam.fx_px * np.exp(log_scale))
+    return FocalEstimate(focal, focal * relative_sigma, len(turning), int(frames.mask.sum()))
+
+
+def _least(costs: np.ndarray) -> float:
+    """A cost curve's least value, 1 (unrelated images) when no step could be scored."""
+    return float(np.min(costs)) if np.isfinite(costs).any() else 1.0
+
+
 def _nearest_turn(k: int, seeds: Sequence[PairFit | None], tracked: Sequence[int], dt: np.ndarray) -> float:
     """The heading change of the tracked pair nearest to pair k, at k's frame gap (0 without one)."""
     if not tracked:
@@ -612,8 +684,11 @@ def estimate_trajectory(
             f"{frames.shape[2]}x{frames.shape[1]} frames: intrinsics for another resolution?"
         )
     tracked, cam = track_clip(frames, t, camera, seed, flows)
-    if "focal" in camera.assumed and _n_fits(tracked) >= len(tracked.fits) / 2 and _turns(frames, cam):
-        tracked, cam, camera = _focal_from_turns(frames, t, camera, seed, flows, tracked, cam)
+    if "focal" in camera.assumed and _turns(frames, cam):
+        if _n_fits(tracked) >= len(tracked.fits) / 2:
+            tracked, cam, camera = _focal_from_turns(frames, t, camera, seed, flows, tracked, cam)
+        if "focal" in camera.assumed and weak_tracks(tracked.fits):
+            tracked, cam, camera = _focal_from_alignment(frames, t, camera, seed, flows, tracked, cam)
     if "height" in camera.assumed:
         tracked, cam, camera = _height_from_lanes(frames, tracked, cam, camera)
     estimate = which_estimate(tracked)
@@ -708,6 +783,33 @@ def _focal_from_turns(
         if abs(ratio - 1.0) < 0.02:
             break
     return measured or original
+
+
+def _focal_from_alignment(
+    frames: np.ndarray,
+    t: np.ndarray,
+    camera: CameraModel,
+    seed: int,
+    flows: Sequence[np.ndarray] | None,
+    tracked: Tracked,
+    cam: CameraModel,
+) -> tuple[Tracked, CameraModel, CameraModel]:
+    """Tracks, tracking camera and frames' camera through the lens the road's alignment over the turns
+    gives (`aligned_focal`: corners too few for `focal_from_turns`), the clip tracked again through it;
+    the clip as tracked, with the assumed lens, when the alignment tells no focal length."""
+    raw, _ = _grays(frames, camera)
+    found = aligned_focal(raw, cam, np.diff(t))
+    if found is None:
+        return tracked, cam, camera
+    ratio = found.focal_px / cam.fx_px
+    lens = replace(
+        camera,
+        fx_px=camera.fx_px * ratio,
+        fy_px=camera.fy_px * ratio,
+        assumed=camera.assumed - {"focal"},
+        focal_sigma_px=camera.fx_px * ratio * found.sigma_px / found.focal_px,
+    )
+    return track_clip(frames, t, lens, seed, flows) + (lens,)
 
 
 def _turns(frames: np.ndarray, cam: CameraModel) -> bool:

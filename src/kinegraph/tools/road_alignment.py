@@ -14,6 +14,7 @@ covariance, inflated for the blur's correlation of neighbouring residuals, gives
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import cv2
@@ -184,10 +185,12 @@ def step_costs(
     mask: np.ndarray,
     dyaw_rad: float = 0.0,
     row_offsets: bool = False,
+    lever_m: float = 0.0,
 ) -> np.ndarray:
     """Normalised squared difference (len(steps_m),) between prepared frame a and frame b warped back by
     each forward step (turning by `dyaw_rad`), over the road: the cost curve a pair's step is chosen from
-    (1 for unrelated images, 0 for identical ones)."""
+    (1 for unrelated images, 0 for identical ones). With `lever_m`, each step is the chord of a turn about
+    a point that far behind the camera (the rear axle), and the camera swings sideways with it."""
     rows, cols = np.nonzero(mask)
     stride = max(1, int(np.sqrt(len(rows) / 3000)))
     keep = (rows % stride == 0) & (cols % stride == 0)
@@ -199,7 +202,12 @@ def step_costs(
     if quad is None:
         return costs
     # every step's quad corners at once: one projection for the whole curve
-    motions = np.column_stack([steps_m, np.zeros(len(steps_m)), np.full(len(steps_m), dyaw_rad)])
+    if lever_m:
+        swing = np.array([lever_m * (math.cos(dyaw_rad) - 1.0), lever_m * math.sin(dyaw_rad)])
+        chord = np.column_stack([np.cos(0.5 * dyaw_rad) * steps_m, np.sin(0.5 * dyaw_rad) * steps_m]) + swing
+    else:
+        chord = np.column_stack([steps_m, np.zeros(len(steps_m))])
+    motions = np.column_stack([chord, np.full(len(steps_m), dyaw_rad)])
     moved_quad = move_points(np.tile(quad.ground_m, (len(steps_m), 1)), np.repeat(motions, 4, axis=0))
     corners = project(moved_quad, pitch_rad, camera).reshape(len(steps_m), 4, 2)
     pixels = quad.pixels.astype(np.float32)
