@@ -64,7 +64,7 @@ ALIGNED_PITCHES_DEG = np.arange(-6.0, 14.1, 2.0)  # the pitches `aligned_pitch` 
 PITCH_PAIRS = 8  # ... on this many moving pairs, spread over the clip
 MIN_PITCH_CONTRAST = 1.05  # ... and keeps when the worst pitch costs this much more than the best
 ALIGNED_FOCAL_SCALES = np.geomspace(0.5, 2.0, 17)  # the focal lengths `aligned_focal` tries (x assumed)
-FOCAL_PAIRS = 8  # ... on the sharpest this many pairs turning by `MIN_TURN_RAD` or more ...
+FOCAL_PAIRS = 16  # ... on this many pairs turning by `MIN_TURN_RAD` or more, spread over the turn ...
 MIN_FOCAL_PAIRS = 4  # ... when at least this many turn
 FOCAL_STEP_SPAN = np.geomspace(0.8, 1.25, 9)  # ... each pair's steps read around its step through the lens
 FOCAL_LEVERS_M = (0.0, 1.0, 2.0, 3.0)  # ... each turning about a point this far behind the camera
@@ -436,7 +436,6 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
     if abs(net) < math.radians(TURN_FOR_FOCAL_DEG):
         return None  # straight, or a lane change: its turns are shallow and undo each other
     turning = [k for k in frames.moving_pairs(range(len(dt))) if far[k] * np.sign(net) > MIN_TURN_RAD]
-    turning = sorted(turning, key=lambda k: -abs(far[k]))[:FOCAL_PAIRS]  # the sharpest turns tell most
     if len(turning) < MIN_FOCAL_PAIRS:
         return None
 
@@ -446,6 +445,10 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
         a, b = frames.moving[k], frames.moving[k + 1]
         return step_costs(a, b, lens, tilt, steps, frames.mask, turn, frames.flicker, lever)
 
+    # spread over the turn (the sharpest readings of the far field include its misreadings)
+    turning = [
+        turning[i] for i in np.unique(np.linspace(0, len(turning) - 1, FOCAL_PAIRS).round().astype(int))
+    ]
     # each pair's step through the assumed lens; through another, the same pixels lie proportionally farther
     grids = {k: SPEED_GRID_MPS * float(dt[k]) for k in turning}
     steps = {
