@@ -27,6 +27,7 @@ BIN = 0.02  # histogram bin, in units of the camera's height
 MIN_MARKING_PIXELS = 300
 MIN_ELONGATION = 4.0  # a marking blob is at least this many times longer than thick
 MIN_RISE = 0.2  # a marking blob's height over its width (lane lines up to ~5 heights aside rise more)
+CAR_CLEARANCE = 0.25  # a lane line within this share of the lane width of the car is one it drives on
 EMPTY_TOOTH = 0.15  # a comb tooth's toll above the background, in shares of the strongest marking's density
 
 
@@ -93,6 +94,10 @@ def lane_spacing(offsets: np.ndarray) -> float | None:
         # each tooth scores its density less a toll: a comb of half the period pays for its empty teeth,
         # one of twice the period misses every other line
         score = np.where(strong >= 2, np.sum((values - toll) * inside, axis=1), 0.0)
+        # an empty tooth under the car would have it drive on a line nobody sees: where only the two
+        # edge lines show (dim dashes between lanes), this is what tells three lanes from two wide ones
+        on_unseen_line = np.any((np.abs(teeth) < CAR_CLEARANCE * period) & (values <= toll), axis=1)
+        score = np.where(on_unseen_line, 0.0, score)
         k = int(np.argmax(score))
         if score[k] > best_score:
             best, best_score = float(period), float(score[k])
