@@ -775,12 +775,7 @@ def _focal_from_turns(
         if found is None:
             break
         ratio = found.focal_px / cam.fx_px
-        lens = replace(lens, fx_px=lens.fx_px * ratio, fy_px=lens.fy_px * ratio)
-        lens = replace(
-            lens,
-            assumed=lens.assumed - {"focal"},
-            focal_sigma_px=lens.fx_px * found.sigma_px / found.focal_px,
-        )
+        lens = _measured_lens(lens, found, ratio)
         tracked, cam = track_clip(frames, t, lens, seed, flows)
         measured = (tracked, cam, lens)
         if abs(ratio - 1.0) < 0.02:
@@ -804,15 +799,21 @@ def _focal_from_alignment(
     found = aligned_focal(raw, cam, np.diff(t))
     if found is None:
         return tracked, cam, camera
-    ratio = found.focal_px / cam.fx_px
-    lens = replace(
+    lens = _measured_lens(camera, found, found.focal_px / cam.fx_px)
+    return track_clip(frames, t, lens, seed, flows) + (lens,)
+
+
+def _measured_lens(camera: CameraModel, found: FocalEstimate, ratio: float) -> CameraModel:
+    """The frames' `camera` through a lens `ratio` times as long, as `found` measured it (at the tracking
+    resolution): the focal length no longer assumed, its uncertainty recorded at the frames' resolution."""
+    focal = camera.fx_px * ratio
+    return replace(
         camera,
-        fx_px=camera.fx_px * ratio,
+        fx_px=focal,
         fy_px=camera.fy_px * ratio,
         assumed=camera.assumed - {"focal"},
-        focal_sigma_px=camera.fx_px * ratio * found.sigma_px / found.focal_px,
+        focal_sigma_px=focal * found.sigma_px / found.focal_px,
     )
-    return track_clip(frames, t, lens, seed, flows) + (lens,)
 
 
 def _turns(frames: np.ndarray, cam: CameraModel) -> bool:
