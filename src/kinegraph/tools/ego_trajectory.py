@@ -550,13 +550,9 @@ def track_clip(
         row = horizon_row(lanes)
         tracked, pitch = _pitch_unknown(raw, grays, dt, cam, rng, flows, row)
         # too few corners to trust: the road's alignment measures the pitch (on dusk tuning clips the
-        # markings' vanishing point was off by 7-9 deg on some, the alignment by 1-2); where it cannot,
-        # the markings' vanishing point stands rather than what the thin tracks bent it to
-        weak = weak_tracks(tracked.fits)
-        aligned = aligned_pitch(raw, cam, dt) if weak else None
-        if aligned is None and weak and row is not None:
-            aligned = _vanishing_pitch(cam, row)
-        if aligned is not None and aligned != pitch:
+        # markings' vanishing point was off by 7-9 deg on some, the alignment by 1-2)
+        aligned = aligned_pitch(raw, cam, dt) if weak_tracks(tracked.fits) else None
+        if aligned is not None:
             pitch, tracked = aligned, _track_at(raw, grays, dt, cam, aligned, rng, flows)
         cam = replace(cam, pitch_rad=pitch)
     else:
@@ -596,7 +592,8 @@ def _pitch_unknown(
     explains best is kept. The tracks then refine it (`estimate_pitch`); where they are too few (a dark,
     noisy, compressed road), the vanishing point's pitch stands.
     """
-    start = _vanishing_pitch(cam, row) if row is not None else 0.0
+    start = float(np.arctan((cam.cy_px - row) / cam.fy_px)) if row is not None else 0.0
+    start = float(np.clip(start, -np.radians(MAX_PITCH_DEG), np.radians(MAX_PITCH_DEG)))
     pitch, tracked = start, _track_at(raw, grays, dt, cam, start, rng, flows)
     if _n_fits(tracked) < len(tracked.fits) / 2 and row is None:
         tries = [(start, tracked)]
@@ -611,12 +608,6 @@ def _pitch_unknown(
     pitch = estimate_pitch(tracked.matches, tracked.fits, cam, rng, start_rad=pitch)  # refine, refit at it
     at = replace(cam, pitch_rad=pitch)
     return tracked._replace(fits=[ransac_pair(m, at, pitch, rng) for m in tracked.matches]), pitch
-
-
-def _vanishing_pitch(cam: CameraModel, row: float) -> float:
-    """The pitch (rad) that puts the horizon at image `row` (the lane markings' vanishing point)."""
-    pitch = float(np.arctan((cam.cy_px - row) / cam.fy_px))
-    return float(np.clip(pitch, -np.radians(MAX_PITCH_DEG), np.radians(MAX_PITCH_DEG)))
 
 
 def weak_tracks(fits: Sequence[PairFit | None]) -> bool:
