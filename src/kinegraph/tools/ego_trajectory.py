@@ -390,9 +390,7 @@ def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> fl
     moving = frames.moving_pairs(range(len(dt))) if frames.mask.any() else []
     if len(moving) < 3:
         return None
-    pairs = [
-        moving[i] for i in np.linspace(0, len(moving) - 1, min(PITCH_PAIRS, len(moving))).round().astype(int)
-    ]
+    pairs = _spread(moving, PITCH_PAIRS)
     best = np.zeros(len(pitches))
     for i, pitch in enumerate(pitches):
         far = far_field_turns(frames.prepared, frames.camera, float(pitch))
@@ -407,13 +405,9 @@ def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> fl
                 float(far[k]) if np.isfinite(far[k]) else 0.0,
                 frames.flicker,
             )
-            best[i] += float(np.min(costs)) if np.isfinite(costs).any() else 1.0
-    least = int(np.argmin(best))
-    if best.max() / max(best[least], 1e-9) < MIN_PITCH_CONTRAST or least in (0, len(pitches) - 1):
-        return None
-    left, mid, right = best[least - 1 : least + 2]
-    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # parabola's vertex, in grid steps
-    return float(pitches[least] + np.clip(offset, -0.5, 0.5) * (pitches[1] - pitches[0]))
+            best[i] += _least(costs)
+    found = _scan_least(best, MIN_PITCH_CONTRAST)
+    return None if found is None else float(np.interp(found, np.arange(len(pitches)), pitches))
 
 
 def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> FocalEstimate | None:
@@ -445,10 +439,7 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
         a, b = frames.moving[k], frames.moving[k + 1]
         return step_costs(a, b, lens, tilt, steps, frames.mask, turn, frames.flicker, lever)
 
-    # spread over the turn (the sharpest readings of the far field include its misreadings)
-    turning = [
-        turning[i] for i in np.unique(np.linspace(0, len(turning) - 1, FOCAL_PAIRS).round().astype(int))
-    ]
+    turning = _spread(turning, FOCAL_PAIRS)  # not the sharpest: the far field's misreadings are among them
     # each pair's step through the assumed lens; through another, the same pixels lie proportionally farther
     grids = {k: SPEED_GRID_MPS * float(dt[k]) for k in turning}
     steps = {
@@ -465,14 +456,12 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
             best[i] += min(
                 _least(curve(k, lens, tilt, float(turns[k]), around, lever)) for lever in FOCAL_LEVERS_M
             )
-    least = int(np.argmin(best))
-    if best.max() / max(best[least], 1e-9) < MIN_FOCAL_CONTRAST or least in (0, len(best) - 1):
+    found = _scan_least(best, MIN_FOCAL_CONTRAST)
+    if found is None:
         return None
     logs = np.log(ALIGNED_FOCAL_SCALES)
-    left, mid, right = best[least - 1 : least + 2]
-    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # parabola's vertex, in grid steps
-    log_scale = float(logs[least] + np.clip(offset, -0.5, 0.5) * (logs[1] - logs[0]))
-    well = logs[best <= best[least] * (1.0 + FOCAL_WELL)]
+    log_scale = float(np.interp(found, np.arange(len(logs)), logs))
+    well = logs[best <= best.min() * (1.0 + FOCAL_WELL)]
     relative_sigma = max(MIN_FOCAL_SIGMA, 0.5 * float(well.max() - well.min()))
     focal = float(cam.fx_px * np.exp(log_scale))
     return FocalEstimate(focal, focal * relative_sigma, len(turning), int(frames.mask.sum()))
@@ -481,6 +470,24 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
 def _least(costs: np.ndarray) -> float:
     """A cost curve's least value, 1 (unrelated images) when no step could be scored."""
     return float(np.min(costs)) if np.isfinite(costs).any() else 1.0
+
+
+def _spread(pairs: Sequence[int], n: int) -> list[int]:
+    """At most `n` of `pairs`, evenly spread over them, the first and the last included."""
+    picks = np.unique(np.linspace(0, len(pairs) - 1, min(n, len(pairs))).round().astype(int))
+    return [pairs[i] for i in picks]
+
+
+def _scan_least(costs: np.ndarray, min_contrast: float) -> float | None:
+    """Where on its grid (a fractional index: a parabola through the least and its neighbours) a scan's
+    summed costs are least, or None when nothing stands out (the worst under `min_contrast` times the
+    least) or the least lies at the grid's edge (the truth may lie beyond it)."""
+    least = int(np.argmin(costs))
+    if costs.max() / max(costs[least], 1e-9) < min_contrast or least in (0, len(costs) - 1):
+        return None
+    left, mid, right = costs[least - 1 : least + 2]
+    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # the parabola's vertex
+    return least + float(np.clip(offset, -0.5, 0.5))
 
 
 def _nearest_turn(k: int, seeds: Sequence[PairFit | None], tracked: Sequence[int], dt: np.ndarray) -> float:
