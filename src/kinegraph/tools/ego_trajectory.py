@@ -55,6 +55,13 @@ RETRY_PITCHES_DEG = (5.0, 10.0, -4.0)
 TURN_FOR_LEVER_RAD = math.radians(0.5)  # pairs turning more than this measure the camera's lever arm
 MAX_LEVER_ARM_M = 4.0  # unknown pitch: where tracking is retried when level fails
 SPEED_GRID_MPS = np.linspace(0.0, MAX_SPEED_MPS, 61)  # the speeds each aligned pair's cost is read at
+SLID_CELLS = 2  # a Gauss-Newton step this many `SPEED_GRID_MPS` cells off the profile slid (`kept_in_cell`):
+# at 1 the dusk tuning clips' step error fell most (0.079 -> 0.052 m RMS), but the profile's own steps
+# moved their acceleration more than the noise they took out; at 2, 0.060 m and speed/accel RMS 0.39/0.58
+# -> 0.35/0.50
+CELL_GUARD_MAX_SIDEWAYS_M = 0.03  # a pair whose chord swings sideways more keeps its Gauss-Newton step.
+# Tuning pairs that slid, at 10 fps (all under 3 cm): 0.19 m RMS error nearly straight, 0.07 through the
+# curve; at 5 fps, over 5 cm: 0.10 against 0.20
 MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (hard braking is ~8-9)
 RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narrower and wider ...
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
@@ -334,15 +341,53 @@ def direct_motions(
     flat = contrast < min(MIN_COST_CONTRAST, 1.0 + FLAT_SHARE * (clip_contrast - 1.0))
     costs[flat] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
-    for k, turn, speed in zip(todo, turns, speeds, strict=True):
+    for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
-        fits[k] = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
+        fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
+        fits[k] = None if fit is None else kept_in_cell(fit, curve, float(speed), float(dt[k]), turn)
         if fits[k] is not None and np.isfinite(far[k]):
             # the far field reads the turn better than the road's coarse structure (on tuning clips:
             # 0.06-0.2 deg a pair against 0.1-0.5), so it gives the heading of every aligned pair
             fit = fits[k]
             fits[k] = fit._replace(motion=np.array([fit.motion[0], fit.motion[1], float(far[k])]))
     return fits
+
+
+def kept_in_cell(
+    fit: DirectFit, costs: np.ndarray, speed_mps: float, dt_s: float, turn_rad: float
+) -> DirectFit:
+    """`fit`, or, where its Gauss-Newton slid more than `SLID_CELLS` cells of `SPEED_GRID_MPS` from the
+    speed the profile gave the pair, the pair's cost curve (read at `turn_rad`) there instead.
+
+    On a shallow curve (a car pulling away at dusk, a dark road) Gauss-Newton from the profile's speed
+    can slide into another minimum: on a tuning clip, pairs of a car standing before it pulls away read
+    6-12 m/s, and the speed spline took them for braking. The profile already chose the basin over the
+    whole clip, so the step is its cell's, refined by a parabola through the curve there, known to a
+    cell. A pair whose chord swings sideways by more than `CELL_GUARD_MAX_SIDEWAYS_M` (turning at a
+    low frame rate) keeps its fit: its curve steps straight ahead, then turns, and places the step worse
+    than the joint fit of forward, sideways and turn does."""
+    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
+    if (
+        speed_mps * dt_s * abs(math.sin(0.5 * turn_rad)) > CELL_GUARD_MAX_SIDEWAYS_M
+        or abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) <= SLID_CELLS * cell
+    ):
+        return fit
+    index = int(np.argmin(np.abs(SPEED_GRID_MPS - speed_mps)))
+    step = float(np.interp(_vertex(costs, index), np.arange(len(SPEED_GRID_MPS)), SPEED_GRID_MPS)) * dt_s
+    sigma = np.maximum(fit.sigma, [cell * dt_s, cell * dt_s, 0.0])
+    return fit._replace(motion=np.array([step, 0.0, fit.motion[2]]), dpitch_rad=0.0, sigma=sigma)
+
+
+def _vertex(costs: np.ndarray, index: int) -> float:
+    """The fractional index of a parabola's vertex through `costs[index]` and its neighbours, within half
+    a cell of `index`; `index` itself at the curve's ends or where the curve is not convex there."""
+    if not 0 < index < len(costs) - 1 or not np.isfinite(costs[index - 1 : index + 2]).all():
+        return float(index)
+    left, mid, right = costs[index - 1 : index + 2]
+    curvature = left - 2 * mid + right
+    if curvature <= 0:
+        return float(index)
+    return index + float(np.clip(0.5 * (left - right) / curvature, -0.5, 0.5))
 
 
 class _AlignedFrames(NamedTuple):
@@ -485,9 +530,7 @@ def _scan_least(costs: np.ndarray, min_contrast: float) -> float | None:
     least = int(np.argmin(costs))
     if costs.max() / max(costs[least], 1e-9) < min_contrast or least in (0, len(costs) - 1):
         return None
-    left, mid, right = costs[least - 1 : least + 2]
-    offset = 0.5 * (left - right) / max(left - 2 * mid + right, 1e-12)  # the parabola's vertex
-    return least + float(np.clip(offset, -0.5, 0.5))
+    return _vertex(costs, least)
 
 
 def _nearest_turn(k: int, seeds: Sequence[PairFit | None], tracked: Sequence[int], dt: np.ndarray) -> float:
