@@ -344,7 +344,10 @@ def direct_motions(
     for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
-        fits[k] = None if fit is None else kept_in_cell(fit, curve, float(speed), float(dt[k]), turn)
+        # under row flicker every curve is shallow and the profile through them coarse: the fit stays
+        fits[k] = (
+            fit if fit is None or flicker else kept_in_cell(fit, curve, float(speed), float(dt[k]), turn)
+        )
         if fits[k] is not None and np.isfinite(far[k]):
             # the far field reads the turn better than the road's coarse structure (on tuning clips:
             # 0.06-0.2 deg a pair against 0.1-0.5), so it gives the heading of every aligned pair
