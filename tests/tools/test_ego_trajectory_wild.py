@@ -173,17 +173,16 @@ def test_row_flicker_at_dusk_moves_when_the_car_moves(maneuver: str, seed: int) 
 def test_a_fit_that_slides_off_the_profiles_cell_reads_the_cost_curve_there() -> None:
     """A pair's cost curve is a parabola least at 7.2 m/s, the clip's speed profile put the pair in the
     7.5 m/s cell: Gauss-Newton ending at 11.8 m/s slid into another minimum, and the curve's vertex (7.2
-    m/s, known to a cell) replaces it. A fit ending within two cells of the profile is kept as it is, and so
-    is one of a pair turning 10 deg (its 0.75 m chord swings 6.5 cm sideways), whose curve steps straight
-    ahead and places the step worse."""
+    m/s) replaces it, its sigma the fit's. A fit ending within two cells of the profile is kept as it
+    is, and so is one of a pair turning 10 deg (its 0.75 m chord swings 6.5 cm sideways), whose curve
+    steps straight ahead and places the step worse."""
     dt = 0.1
     costs = 1.0 + (SPEED_GRID_MPS - 7.2) ** 2
-    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
     slid = DirectFit(np.array([1.18, 0.02, 0.01]), 0.003, np.array([0.01, 0.01, 0.001]), 0.5, 900)
     read = kept_in_cell(slid, costs, 7.5, dt, 0.01)
     np.testing.assert_allclose(read.motion, [0.72, 0.0, 0.01], atol=1e-9)
     assert read.dpitch_rad == 0.0
-    assert read.sigma[0] == pytest.approx(cell * dt)
+    np.testing.assert_array_equal(read.sigma, slid.sigma)
     kept = slid._replace(motion=np.array([0.86, 0.02, 0.01]))
     assert kept_in_cell(kept, costs, 7.5, dt, 0.01) is kept
     assert kept_in_cell(slid, costs, 7.5, dt, math.radians(10.0)) is slid
