@@ -58,7 +58,7 @@ SPEED_GRID_MPS = np.linspace(0.0, MAX_SPEED_MPS, 61)  # the speeds each aligned 
 SLID_CELLS = 2  # a Gauss-Newton step this many `SPEED_GRID_MPS` cells off the profile slid (`kept_in_cell`):
 # at 1 the dusk tuning clips' step error fell most (0.079 -> 0.052 m RMS), but the profile's own steps
 # moved their acceleration more than the noise they took out; at 2, 0.060 m and speed/accel RMS 0.39/0.58
-# -> 0.35/0.50
+# -> 0.36/0.51
 CELL_GUARD_MAX_SIDEWAYS_M = 0.03  # a pair whose chord swings sideways more keeps its Gauss-Newton step.
 # Tuning pairs that slid, at 10 fps (all under 3 cm): 0.19 m RMS error nearly straight, 0.07 through the
 # curve; at 5 fps, over 5 cm: 0.10 against 0.20
