@@ -368,9 +368,8 @@ def kept_in_cell(
     whole clip, so the step is its cell's, refined by a parabola through the curve there. Its sigma stays
     the fit's (the same road pixels and residuals): stated as a whole cell, it let the speed spline bend
     around the pair (dusk tuning clips 0.90 against 0.92). A pair whose chord swings sideways by more
-    than `CELL_GUARD_MAX_SIDEWAYS_M` (turning at a
-    low frame rate) keeps its fit: its curve steps straight ahead, then turns, and places the step worse
-    than the joint fit of forward, sideways and turn does."""
+    than `CELL_GUARD_MAX_SIDEWAYS_M` (turning at a low frame rate) keeps its fit: its curve steps straight
+    ahead, then turns, and places the step worse than the joint fit of forward, sideways and turn does."""
     cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
     if (
         speed_mps * dt_s * abs(math.sin(0.5 * turn_rad)) > CELL_GUARD_MAX_SIDEWAYS_M
@@ -378,8 +377,13 @@ def kept_in_cell(
     ):
         return fit
     index = int(np.argmin(np.abs(SPEED_GRID_MPS - speed_mps)))
-    step = float(np.interp(_vertex(costs, index), np.arange(len(SPEED_GRID_MPS)), SPEED_GRID_MPS)) * dt_s
+    step = _on_grid(SPEED_GRID_MPS, _vertex(costs, index)) * dt_s
     return fit._replace(motion=np.array([step, 0.0, fit.motion[2]]), dpitch_rad=0.0)
+
+
+def _on_grid(grid: np.ndarray, index: float) -> float:
+    """The value of an evenly spaced `grid` at a fractional `index` (a vertex from `_vertex`)."""
+    return float(np.interp(index, np.arange(len(grid)), grid))
 
 
 def _vertex(costs: np.ndarray, index: int) -> float:
@@ -456,7 +460,7 @@ def aligned_pitch(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> fl
             )
             best[i] += _least(costs)
     found = _scan_least(best, MIN_PITCH_CONTRAST)
-    return None if found is None else float(np.interp(found, np.arange(len(pitches)), pitches))
+    return None if found is None else _on_grid(pitches, found)
 
 
 def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> FocalEstimate | None:
@@ -509,7 +513,7 @@ def aligned_focal(raw: list[np.ndarray], cam: CameraModel, dt: np.ndarray) -> Fo
     if found is None:
         return None
     logs = np.log(ALIGNED_FOCAL_SCALES)
-    log_scale = float(np.interp(found, np.arange(len(logs)), logs))
+    log_scale = _on_grid(logs, found)
     well = logs[best <= best.min() * (1.0 + FOCAL_WELL)]
     relative_sigma = max(MIN_FOCAL_SIGMA, 0.5 * float(well.max() - well.min()))
     focal = float(cam.fx_px * np.exp(log_scale))
