@@ -19,6 +19,7 @@ from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRender
 from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.tools.camera_model import CameraModel, camera_from_row
 from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
+from kinegraph.tools.ground_motion import ClipMotion
 from kinegraph.tools.kinematics import clip_kinematics
 from kinegraph.tools.oracle import label_clip
 
@@ -178,6 +179,32 @@ def test_steady_speed_reports_noise_level_acceleration_as_constant() -> None:
     braking = 10.0 - 0.2 * mid  # "low" braking (-0.2 m/s^2) is real and kept
     np.testing.assert_array_equal(steady_speed(mid, braking), braking)
     assert STEADY_ACCEL_MAX_MPS2 < 0.18  # the floor stays below braking's "low" threshold
+
+
+def aligned_motion(dyaw_deg: list[float]) -> ClipMotion:
+    """A straight 9 m/s clip's direct-alignment pair motions with the given per-pair turns (deg)."""
+    n = len(dyaw_deg)
+    motions = np.column_stack([np.full(n, 0.9), np.zeros(n), np.radians(dyaw_deg)])
+    sigma = np.column_stack([np.full(n, 0.02), np.full(n, 0.02), np.full(n, math.radians(0.1))])
+    return ClipMotion(motions, np.zeros(n + 1), sigma, np.zeros(n, int), np.zeros(n))
+
+
+def test_a_far_field_bias_at_dusk_is_not_a_turn() -> None:
+    """A straight dusk clip whose far field read 0.21-0.35 deg a pair for its first six pairs (as on a
+    tuning clip) and +-0.05 after: the smoothed yaw rate peaks near 0.05 rad/s at the start, past
+    EgoDyn's 0.04 deadzone. Before: with a 2 deg/s resolution that read "left"; the car drove straight."""
+    from kinegraph.tools.ego_trajectory import ALIGNED_YAW_RATE_RPS, smooth_poses
+
+    t = np.arange(31) / RATE_HZ
+    biased = [0.26, 0.30, 0.23, 0.21, 0.32, 0.35] + [0.05, -0.05, 0.02, -0.03, 0.04, -0.02] * 4
+    xy, yaw = smooth_poses(t, aligned_motion(biased), ALIGNED_YAW_RATE_RPS)
+    assert label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)["yaw_rate_turn_direction"] == "straight"
+    # a lane change to the left (0.15 rad/s, 0.86 deg a pair, then back at 0.10) is still the turn it is:
+    # flattened to its mean it would read straight
+    wave = np.sin(2 * np.pi * (np.arange(30) + 0.5) / 30)
+    change = list(np.where(wave > 0, 0.86, 0.57) * wave)
+    xy, yaw = smooth_poses(t, aligned_motion(change), ALIGNED_YAW_RATE_RPS)
+    assert label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)["yaw_rate_turn_direction"] == "left"
 
 
 @pytest.mark.slow
