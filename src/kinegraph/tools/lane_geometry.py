@@ -29,14 +29,24 @@ MIN_ELONGATION = 4.0  # a marking blob is at least this many times longer than t
 MIN_RISE = 0.2  # a marking blob's height over its width (lane lines up to ~5 heights aside rise more)
 CAR_CLEARANCE = 0.25  # a lane line within this share of the lane width of the car is one it drives on
 EMPTY_TOOTH = 0.15  # a comb tooth's toll above the background, in shares of the strongest marking's density
+LINE_HALF_WIDTH = 0.08  # a marking pixel this close to a comb's line (in heights) lies on it
 
 
 class HeightEstimate(NamedTuple):
-    """Mounting height (m), its 1-sigma (m), and the lane spacing it came from (in heights)."""
+    """Mounting height (m), its 1-sigma (m), the lane spacing it came from (in heights), and the share of
+    the marking pixels around the comb's lines that lie on them (`on_lines`)."""
 
     height_m: float
     sigma_m: float
     spacing: float
+    on_lines: float
+
+
+class Comb(NamedTuple):
+    """The lane lines' period and the offsets of the lines the markings show (both in heights)."""
+
+    period: float
+    lines: np.ndarray
 
 
 def marking_pixels(gray: np.ndarray) -> np.ndarray:
@@ -74,7 +84,7 @@ def lateral_offsets(grays: Sequence[np.ndarray], camera: CameraModel, pitch_rad:
     return np.concatenate(offsets) if offsets else np.zeros(0)
 
 
-def lane_spacing(offsets: np.ndarray) -> float | None:
+def lane_spacing(offsets: np.ndarray) -> Comb | None:
     """The period (in heights) of the markings' lateral offsets: lane lines repeat one lane width apart
     (edge lines, dashed dividers and further lanes too), so the comb of that period, at the best phase,
     lands on the most marking pixels per tooth. None without two strong teeth."""
@@ -90,17 +100,17 @@ def lane_spacing(offsets: np.ndarray) -> float | None:
         teeth = teeth + period * np.floor((4.0 - teeth[:, -1:]) / period)  # shift to cover -4 .. 4
         inside = np.abs(teeth) < 3.0
         values = np.interp(teeth, centres, density) * inside
-        strong = np.sum((values > toll + 0.15) & inside, axis=1)
+        strong = (values > toll + 0.15) & inside
         # each tooth scores its density less a toll: a comb of half the period pays for its empty teeth,
         # one of twice the period misses every other line
-        score = np.where(strong >= 2, np.sum((values - toll) * inside, axis=1), 0.0)
+        score = np.where(np.sum(strong, axis=1) >= 2, np.sum((values - toll) * inside, axis=1), 0.0)
         # an empty tooth under the car would have it drive on a line nobody sees: where only the two
         # edge lines show (dim dashes between lanes), this is what tells three lanes from two wide ones
         on_unseen_line = np.any((np.abs(teeth) < CAR_CLEARANCE * period) & (values <= toll), axis=1)
         score = np.where(on_unseen_line, 0.0, score)
         k = int(np.argmax(score))
         if score[k] > best_score:
-            best, best_score = float(period), float(score[k])
+            best, best_score = Comb(float(period), teeth[k][strong[k]]), float(score[k])
     return best
 
 
@@ -109,17 +119,30 @@ def height_from_lanes(
 ) -> HeightEstimate | None:
     """The camera's height from the lane markings' spacing, or None when no two markings repeat at a
     spacing that gives a plausible height."""
-    offsets = lateral_offsets(grays, camera, pitch_rad)
+    return height_from_offsets(lateral_offsets(grays, camera, pitch_rad))
+
+
+def height_from_offsets(offsets: np.ndarray) -> HeightEstimate | None:
+    """The height from the marking pixels' lateral `offsets` (in heights), as `height_from_lanes`."""
     offsets = offsets[np.abs(offsets) < 4.0]
     if len(offsets) < MIN_MARKING_PIXELS:
         return None
-    spacing = lane_spacing(offsets)
-    if spacing is None:
+    comb = lane_spacing(offsets)
+    if comb is None:
         return None
-    height = LANE_WIDTH_M / spacing
+    height = LANE_WIDTH_M / comb.period
     if not (MIN_HEIGHT_M <= height <= MAX_HEIGHT_M):
         return None
-    return HeightEstimate(height, height * LANE_WIDTH_SIGMA, spacing)
+    return HeightEstimate(height, height * LANE_WIDTH_SIGMA, comb.period, on_lines(offsets, comb))
+
+
+def on_lines(offsets: np.ndarray, comb: Comb) -> float:
+    """The share of the marking pixels within half a period of the comb's lines that lie on them
+    (within `LINE_HALF_WIDTH`): near 1 for lines along the road, low for markings smeared across the
+    lane, which is what lines bending under a turning car become once back-projected and pooled."""
+    distance = np.min(np.abs(offsets[:, None] - comb.lines[None, :]), axis=1)
+    around = float(np.sum(distance < comb.period / 2))
+    return float(np.sum(distance < LINE_HALF_WIDTH)) / max(around, 1.0)
 
 
 def horizon_row(grays: Sequence[np.ndarray]) -> float | None:
