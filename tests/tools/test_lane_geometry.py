@@ -72,9 +72,12 @@ def test_markings_smeared_across_the_lane_lie_off_the_combs_lines(seed: int) -> 
 
 def test_a_turning_clip_needs_its_markings_on_the_combs_lines() -> None:
     """The smeared comb above, 3.4 m, on a clip turning by 60 deg is refused (the height stays assumed);
-    driving straight it stands, as it does on lines, turning or not."""
+    driving straight it stands, as it does on lines, turning or not, and so does a smeared comb giving
+    a car's height (1.85 m: on a held-out dusk turn, for a true 1.91)."""
     smeared = HeightEstimate(3.4, 0.24, 1.03, 0.25)
-    on_lines = HeightEstimate(2.0, 0.14, 1.75, 0.9)
+    on_lines = HeightEstimate(3.4, 0.24, 1.03, 0.9)
+    plausible = HeightEstimate(1.85, 0.13, 1.89, 0.25)
     assert not lanes_hold(smeared, turn_deg=60.0)
     assert lanes_hold(smeared, turn_deg=2.0)
     assert lanes_hold(on_lines, turn_deg=60.0)
+    assert lanes_hold(plausible, turn_deg=60.0)

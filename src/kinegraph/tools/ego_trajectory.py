@@ -65,7 +65,8 @@ CELL_GUARD_MAX_SIDEWAYS_M = 0.03  # a pair whose chord swings sideways more keep
 MAX_ACCEL_MPS2 = 8.0  # how fast a car's speed can change between two pairs (hard braking is ~8-9)
 RETRY_FOCAL_SCALES = (0.65, 1.5)  # an assumed lens is also tried this much narrower and wider ...
 TURN_FOR_FOCAL_DEG = 10.0  # ... when the clip turns at least this much (straight, the lens is unobservable)
-MIN_ON_LINES_TURNING = 0.3  # a turning clip's lane comb needs this share of its markings on its lines
+MIN_ON_LINES_TURNING = 0.3  # a turning clip's lane comb needs this share of its markings on its lines ...
+CAR_MOUNT_HEIGHTS_M = (1.0, 2.5)  # ... or a height a car's camera plausibly has (a smear's comb reads ~2x)
 FOCAL_ROUNDS = 3  # track, measure the focal length, track again through it: at most this often
 SAME_TURN_RAD = math.radians(0.05)  # two turn readings closer than this give the same cost curve
 ALIGNED_PITCHES_DEG = np.arange(-6.0, 14.1, 2.0)  # the pitches `aligned_pitch` tries
@@ -891,10 +892,12 @@ def _height_from_lanes(
     three unchanged when the markings give none.
 
     A clip that turns (`TURN_FOR_FOCAL_DEG`) bends its lane lines under the car and pools them from
-    several headings: its comb must have `MIN_ON_LINES_TURNING` of the markings on its lines. On 152
-    dusk tuning clips (true camera) 12 of the 16 heights read 12 % or more off came from turning clips, 9
-    of them with fewer on their lines (of 23 right ones, 6); straight, that test refused right heights as
-    often as wrong ones (4 and 3), so a straight clip keeps its comb."""
+    several headings: its comb must have `MIN_ON_LINES_TURNING` of the markings on its lines, or give a
+    height a car's camera plausibly has (`CAR_MOUNT_HEIGHTS_M`; a comb laid over a smear tends to halve
+    the lane, 3.4 m read for 1.7). On 152 dusk tuning clips (true camera) 12 of the 16 heights read 12 %
+    or more off came from turning clips, 9 of them with fewer on their lines (of 23 right ones, 6);
+    straight, that share refused right heights as often as wrong ones (4 and 3), so a straight clip
+    keeps its comb."""
     grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
     found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
     if found is None or not lanes_hold(found, _turn_deg(tracked)):
@@ -916,7 +919,11 @@ def _height_from_lanes(
 
 def lanes_hold(found: HeightEstimate, turn_deg: float) -> bool:
     """Whether the lane comb's height stands on a clip turning by `turn_deg` in all (`_height_from_lanes`)."""
-    return turn_deg <= TURN_FOR_FOCAL_DEG or found.on_lines >= MIN_ON_LINES_TURNING
+    return (
+        turn_deg <= TURN_FOR_FOCAL_DEG
+        or found.on_lines >= MIN_ON_LINES_TURNING
+        or CAR_MOUNT_HEIGHTS_M[0] <= found.height_m <= CAR_MOUNT_HEIGHTS_M[1]
+    )
 
 
 def _turn_deg(tracked: Tracked) -> float:
