@@ -894,10 +894,10 @@ def _height_from_lanes(
     A clip that turns (`TURN_FOR_FOCAL_DEG`) bends its lane lines under the car and pools them from
     several headings: its comb must have `MIN_ON_LINES_TURNING` of the markings on its lines, or give a
     height a car's camera plausibly has (`CAR_MOUNT_HEIGHTS_M`; a comb laid over a smear tends to halve
-    the lane, 3.4 m read for 1.7). On 152 dusk tuning clips (true camera) 12 of the 16 heights read 12 %
-    or more off came from turning clips, 9 of them with fewer on their lines (of 23 right ones, 6);
-    straight, that share refused right heights as often as wrong ones (4 and 3), so a straight clip
-    keeps its comb."""
+    the lane, 3.4 m read for 1.7). On the 152 tuning clips whose markings gave a comb (dusk, clean,
+    noise + JPEG 10; true camera) 12 of the 16 heights read 12 % or more off came from turning clips, 9
+    of them with fewer on their lines (of 23 right ones, 6); straight, that share refused right heights
+    as often as wrong ones (4 and 3), so a straight clip keeps its comb."""
     grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
     found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
     if found is None or not lanes_hold(found, _turn_deg(tracked)):
