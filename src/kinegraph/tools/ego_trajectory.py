@@ -928,10 +928,9 @@ def lanes_hold(found: HeightEstimate, turn_deg: float) -> bool:
 
 def _turn_deg(tracked: Tracked) -> float:
     """The clip's heading change (deg) summed over its pairs (|turn|: tracked, else aligned, else 0)."""
-    direct = tracked.direct or [None] * len(tracked.fits)
     turns = [
         f.motion[2] if f is not None else d.motion[2] if d is not None else 0.0
-        for f, d in zip(tracked.fits, direct, strict=True)
+        for f, d in zip(tracked.fits, tracked.direct, strict=True)
     ]
     return math.degrees(float(np.sum(np.abs(turns))))
 
