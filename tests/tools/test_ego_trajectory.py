@@ -207,6 +207,49 @@ def test_a_far_field_bias_at_dusk_is_not_a_turn() -> None:
     assert label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)["yaw_rate_turn_direction"] == "left"
 
 
+def test_a_straight_clips_net_turn_is_kept_without_magnifying_its_weave() -> None:
+    """A straight clip weaving at 0.01 rad/s (net 0.0015 rad), one pair of which the fit barely trusts
+    read 0.3 deg: the smoothed heading ends near 0.0009 rad, the pairs sum to 0.0067. Scaling the heading
+    to the pairs' net turn multiplied the weave by about 7 (0.12 rad/s, "left"); the correction must
+    stay a drift of ~0.002 rad/s, and the heading still end at the measured net turn."""
+    from kinegraph.tools.ego_trajectory import smooth_poses
+
+    t = np.arange(31) / RATE_HZ
+    mid = (np.arange(30) + 0.5) / RATE_HZ
+    turns = (0.01 * np.sin(2 * np.pi * mid / 3.0) + 0.0005) / RATE_HZ
+    turn_sigma = np.full(30, math.radians(0.05))
+    turns[29] += math.radians(0.3)
+    turn_sigma[29] = math.radians(5.0)
+    motions = np.column_stack([np.full(30, 0.9), np.zeros(30), turns])
+    sigma = np.column_stack([np.full(30, 0.02), np.full(30, 0.02), turn_sigma])
+    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(31), sigma, np.zeros(30, int), np.zeros(30)))
+    kinematics = clip_kinematics(t, xy, yaw).arrays()
+    assert np.max(np.abs(kinematics["yaw_rate"])) < 0.015
+    assert label_clip(kinematics, BANK)["yaw_rate_turn_direction"] == "straight"
+    assert yaw[-1] == pytest.approx(float(np.sum(turns)))
+
+
+def test_a_turns_net_turn_correction_rescales_the_turn() -> None:
+    """A left turn (0.3 rad/s for 2 s, 0.6 rad) whose last pair the fit barely trusts read 2 deg more:
+    the heading ends at the pairs' sum and the turn keeps its shape, scaled, never turning right."""
+    from kinegraph.tools.ego_trajectory import smooth_poses
+
+    t = np.arange(31) / RATE_HZ
+    mid = (np.arange(30) + 0.5) / RATE_HZ
+    rate = np.where((mid > 0.5) & (mid < 2.5), 0.3, 0.0)
+    turns = rate / RATE_HZ
+    turn_sigma = np.full(30, math.radians(0.05))
+    turns[29] += math.radians(2.0)
+    turn_sigma[29] = math.radians(5.0)
+    motions = np.column_stack([np.full(30, 0.9), np.zeros(30), turns])
+    sigma = np.column_stack([np.full(30, 0.02), np.full(30, 0.02), turn_sigma])
+    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(31), sigma, np.zeros(30, int), np.zeros(30)))
+    assert yaw[-1] == pytest.approx(float(np.sum(turns)))
+    measured = clip_kinematics(t, xy, yaw).arrays()["yaw_rate"]
+    assert np.min(measured) > -0.04
+    assert np.max(measured) == pytest.approx(0.3 * (1 + math.radians(2.0) / 0.6), rel=0.1)
+
+
 @pytest.mark.slow
 def test_cruise_is_measured_at_constant_speed() -> None:
     frames, t, xy, yaw = render("cruise", 7, CAMERA)

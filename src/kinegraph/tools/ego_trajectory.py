@@ -95,6 +95,7 @@ BLOCKY = 2.2  # blockiness above which frames are deblocked before tracking
 ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
+NET_TURN_SPREAD_FLOOR_RPS = 0.01  # a straight clip's net-turn correction spreads evenly over it
 PITCH_RUNAWAY_DEG = 10.0  # a free pitch moving further than this from the tracked one is a failed fit
 
 
@@ -1003,8 +1004,7 @@ def smooth_poses(
     speed_f = np.maximum(np.interp(fine, mid, speed), 0.0)
     rate_f = np.interp(fine, mid, yaw_rate)
     heading_f = np.concatenate([[0.0], np.cumsum(0.5 * (rate_f[1:] + rate_f[:-1]) * np.diff(fine))])
-    # keep the measured net turn and distance exact at the clip's end points
-    heading_f *= _ratio(float(np.sum(motion.motions[:, 2])), float(heading_f[-1]))
+    heading_f = keep_net_turn(heading_f, rate_f, fine, float(np.sum(motion.motions[:, 2])))
     ds = 0.5 * (speed_f[1:] + speed_f[:-1]) * np.diff(fine)
     mid_heading = 0.5 * (heading_f[1:] + heading_f[:-1])
     xy_f = np.zeros((len(fine), 2))
@@ -1032,8 +1032,18 @@ def steady_speed(mid_s: np.ndarray, speed_mps: np.ndarray) -> np.ndarray:
     return speed_mps
 
 
-def _ratio(target: float, value: float) -> float:
-    return target / value if abs(value) > 1e-6 and abs(target) > 1e-6 and target * value > 0 else 1.0
+def keep_net_turn(heading: np.ndarray, rate: np.ndarray, time_s: np.ndarray, net_turn: float) -> np.ndarray:
+    """The integrated heading (F,) corrected to end at the pairs' measured net turn.
+
+    The correction is spread over the clip in proportion to how fast it turns, plus a floor
+    (`NET_TURN_SPREAD_FLOOR_RPS`): through a turn that is a rescaling of the turn, and on a straight
+    clip an even drift too small to read as a turn. Rescaling the whole heading instead divides by the
+    smoothed net turn, which on a straight clip is near zero: on dusk tuning clips it multiplied a straight
+    clip's wiggles by up to 73 and answered "turning".
+    """
+    spread = np.abs(rate) + NET_TURN_SPREAD_FLOOR_RPS
+    share = np.concatenate([[0.0], np.cumsum(0.5 * (spread[1:] + spread[:-1]) * np.diff(time_s))])
+    return heading + (net_turn - heading[-1]) * share / share[-1]
 
 
 def road_plane_fits(trajectory: EgoTrajectory, min_share: float = 0.6) -> bool:
