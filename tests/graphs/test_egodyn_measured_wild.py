@@ -72,14 +72,17 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     assumed = set()
     for p in predictions:
         camera = p["trace"][0]["output"]["trajectory"]["camera"]
-        assert set(camera["values"]) == {"focal", "height", "pitch"}
+        assert set(camera["values"]) == {"focal", "height", "pitch", "roll"}
         assert set(camera["values"].values()) <= {"given", "assumed", "estimated"}
         assert camera["values"]["focal"] != "given" and camera["values"]["pitch"] == "estimated"
-        if "assumed" in camera["values"].values():
+        assert camera["values"]["roll"] != "given"
+        if "assumed" in (camera["values"]["focal"], camera["values"]["height"]):
             assumed.add(p["sample_id"].split(":")[0])
-            assert any("camera assumed" in w for w in p["warnings"])
+            assert any(w.startswith("camera assumed") for w in p["warnings"])
         else:
-            assert p["warnings"] == []
+            assert not any(w.startswith("camera assumed") for w in p["warnings"])
+        rolled_level = camera["values"]["roll"] == "assumed"
+        assert rolled_level == any(w.startswith("camera roll assumed level") for w in p["warnings"])
     assert assumed  # straight clips show no lens: at least one clip had to assume
     lines = [line for line in err.splitlines() if line.startswith("warning:") and "camera assumed" in line]
     assert len(lines) >= 1 and f"{len(assumed)} of 3 groups" in lines[0]
@@ -87,3 +90,21 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     assert sum(totals["warnings"].values()) >= len(assumed)
     text = markdown(compare([tmp_path / "run"], n_boot=100))
     assert "Warnings:" in text and f"{len(assumed)} of 3 groups: camera assumed" in text
+
+
+def test_each_kind_of_assumed_camera_value_has_its_warning() -> None:
+    """A scale assumed (lens, mount height) and a roll assumed level each get one line of their own;
+    nothing assumed, no line."""
+    from dataclasses import replace
+
+    from kinegraph.benchmarks.egodyn.measured_clip import camera_warnings
+    from kinegraph.tools.camera_model import carla_default
+
+    default = carla_default(1280, 720)
+    assert camera_warnings(replace(default, assumed=frozenset())) == []
+    (scale,) = camera_warnings(default)
+    assert scale.startswith("camera assumed") and "90 deg field of view and a 1.6 m mount" in scale
+    (roll,) = camera_warnings(replace(default, roll_rad=0.0, assumed=frozenset({"roll"})))
+    assert roll.startswith("camera roll assumed level")
+    both = camera_warnings(replace(default, roll_rad=0.0, assumed=frozenset({"focal", "roll"})))
+    assert [w.split(",")[0] for w in both] == ["camera assumed", "camera roll assumed level"]

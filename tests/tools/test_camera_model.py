@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -40,6 +41,22 @@ def test_row_with_every_field() -> None:
     assert math.degrees(camera.pitch_rad) == pytest.approx(2.5) and math.degrees(
         camera.roll_rad
     ) == pytest.approx(-1)
+
+
+def test_a_roll_left_out_is_to_be_measured_and_one_given_is_kept() -> None:
+    """CARLA-style calibrations leave the roll out: the estimator must measure it, and says which it
+    did; a row or calibration that gives it is taken as given."""
+    row = {"fx": 1000, "fy": 1000, "cx": 640, "cy": 360, "height_m": 1.4, "pitch_deg": 2.5}
+    left_out = camera_from_row(row)
+    assert left_out.roll_rad is None and left_out.describe()["values"]["roll"] == "estimated"
+    assert left_out.describe()["roll_deg"] is None
+    given = camera_from_row({**row, "roll_deg": 1.5})
+    assert given.describe()["values"]["roll"] == "given" and given.describe()["roll_deg"] == 1.5
+    assert carla_default(1280, 720).roll_rad is None
+    level = replace(left_out, roll_rad=0.0, assumed=frozenset({"roll"}))
+    assert level.describe()["values"]["roll"] == "assumed"
+    with pytest.raises(ValueError, match="roll must be within"):
+        camera_from_row({**row, "roll_deg": 40})
 
 
 @pytest.mark.parametrize(

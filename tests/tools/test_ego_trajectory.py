@@ -97,6 +97,22 @@ def test_unknown_pitch_is_estimated_from_the_road(pitch_deg: float) -> None:
     assert float(np.sum(measured.step_m)) == pytest.approx(travelled, rel=0.08)
 
 
+@pytest.mark.parametrize("roll_deg", [2.5, -2.0])
+def test_an_unknown_roll_is_measured_from_the_road(roll_deg: float) -> None:
+    """A straight drive seen by a camera rolled 2-2.5 deg whose calibration leaves the roll out (CARLA
+    style). Read level, the tilted road turned the clip by about 20 deg; measured, the roll is within
+    0.3 deg, the clip drives straight, and the camera says the roll was estimated."""
+    rolled = replace(CAMERA, roll_rad=math.radians(roll_deg))
+    frames, t, _, yaw = render("cruise", 6, rolled)
+    level = estimate_trajectory(frames, t, model_of(rolled))
+    assert abs(math.degrees(level.yaw_rad[-1])) > 10.0
+    measured = estimate_trajectory(frames, t, replace(model_of(rolled), roll_rad=None))
+    assert math.degrees(measured.camera.roll_rad) == pytest.approx(roll_deg, abs=0.3)
+    assert measured.camera.describe()["values"]["roll"] == "estimated"
+    assert math.degrees(measured.yaw_rad[-1]) == pytest.approx(math.degrees(yaw[-1] - yaw[0]), abs=1.5)
+    assert label_clip(measured_kinematics(measured).arrays(), BANK)["yaw_rate_turn_direction"] == "straight"
+
+
 def test_scale_follows_the_assumed_camera_height() -> None:
     frames, t, _, _ = render("cruise", 4, CAMERA)
     base = estimate_trajectory(frames, t, model_of(CAMERA))

@@ -312,6 +312,7 @@ def test_a_dark_clip_without_a_camera_measures_its_pitch_from_the_road(tmp_path:
         "focal": "estimated",
         "height": "assumed",
         "pitch": "estimated",
+        "roll": "assumed",  # too few corners to read it from: level, and said so
     }
     scale = (truth_camera["fx"] * truth_camera["height_m"]) / (
         measured.camera.fx_px * measured.camera.height_m

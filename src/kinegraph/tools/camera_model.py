@@ -32,8 +32,9 @@ class CameraModel:
     """A pinhole camera at `height_m` over a flat road, looking forward.
 
     Pixel centres are at integer coordinates. `pitch_rad` is the optical axis' angle below the road's
-    horizon (+ = looking down), None when it must be estimated; `roll_rad` turns the image clockwise.
-    `source` says where the numbers came from, so reports can show it.
+    horizon (+ = looking down), None when it must be estimated; `roll_rad` turns the image clockwise,
+    None when it must be estimated (a calibration that leaves it out). `source` says where the numbers
+    came from, so reports can show it.
     """
 
     fx_px: float
@@ -42,10 +43,11 @@ class CameraModel:
     cy_px: float
     height_m: float
     pitch_rad: float | None = None
-    roll_rad: float = 0.0
+    roll_rad: float | None = 0.0
     source: CameraSource = "default"
-    assumed: frozenset[str] = frozenset()  # of "focal", "height": values nobody gave, taken from defaults
+    assumed: frozenset[str] = frozenset()  # of "focal", "height", "roll": nobody gave them, nor the video
     pitch_estimated: bool = False  # the pitch was measured from the road, not given
+    roll_estimated: bool = False  # the roll was measured from the road, not given
     focal_sigma_px: float | None = None  # set when the focal length was estimated from the video
     height_sigma_m: float | None = None  # set when the mounting height was estimated from the video
 
@@ -64,7 +66,9 @@ class CameraModel:
             math.isfinite(self.pitch_rad) and abs(self.pitch_rad) <= math.radians(MAX_PITCH_DEG)
         ):
             raise ValueError(f"camera pitch must be within +-{MAX_PITCH_DEG} deg, got {self.pitch_rad} rad")
-        if not (math.isfinite(self.roll_rad) and abs(self.roll_rad) <= math.radians(MAX_PITCH_DEG)):
+        if self.roll_rad is not None and not (
+            math.isfinite(self.roll_rad) and abs(self.roll_rad) <= math.radians(MAX_PITCH_DEG)
+        ):
             raise ValueError(f"camera roll must be within +-{MAX_PITCH_DEG} deg, got {self.roll_rad} rad")
 
     def intrinsic_matrix(self) -> np.ndarray:
@@ -85,6 +89,7 @@ class CameraModel:
     def describe(self) -> dict[str, Any]:
         """JSON-ready figures for traces and reports."""
         pitch = None if self.pitch_rad is None else round(math.degrees(self.pitch_rad), 3)
+        roll = None if self.roll_rad is None else round(math.degrees(self.roll_rad), 3)
         return {
             "fx_px": round(self.fx_px, 2),
             "fy_px": round(self.fy_px, 2),
@@ -92,7 +97,7 @@ class CameraModel:
             "cy_px": round(self.cy_px, 2),
             "height_m": round(self.height_m, 3),
             "pitch_deg": pitch,
-            "roll_deg": round(math.degrees(self.roll_rad), 3),
+            "roll_deg": roll,
             "source": self.source,
             **({} if self.focal_sigma_px is None else {"focal_sigma_px": round(self.focal_sigma_px, 2)}),
             **({} if self.height_sigma_m is None else {"height_sigma_m": round(self.height_sigma_m, 3)}),
@@ -108,17 +113,25 @@ class CameraModel:
                 if self.height_sigma_m is not None
                 else "given",
                 "pitch": "estimated" if self.pitch_estimated or self.pitch_rad is None else "given",
+                "roll": "assumed"
+                if "roll" in self.assumed
+                else "estimated"
+                if self.roll_estimated or self.roll_rad is None
+                else "given",
             },
         }
 
 
 def carla_default(width_px: int, height_px: int) -> CameraModel:
-    """The documented default for CARLA-style video: 90 deg HFOV, centred, 1.6 m high, pitch estimated."""
+    """The documented default for CARLA-style video: 90 deg HFOV, centred, 1.6 m high, pitch and roll
+    estimated."""
     if width_px < 16 or height_px < 16:
         raise ValueError(f"image size {width_px}x{height_px} is too small for a camera model")
     f_px = width_px / (2.0 * math.tan(math.radians(CARLA_DEFAULT_HFOV_DEG) / 2.0))
     centre = ((width_px - 1) / 2.0, (height_px - 1) / 2.0)
-    return CameraModel(f_px, f_px, *centre, DEFAULT_HEIGHT_M, assumed=frozenset({"focal", "height"}))
+    return CameraModel(
+        f_px, f_px, *centre, DEFAULT_HEIGHT_M, roll_rad=None, assumed=frozenset({"focal", "height"})
+    )
 
 
 def camera_from_row(row: Mapping[str, Any], where: str = "camera") -> CameraModel:
@@ -146,7 +159,7 @@ def camera_from_row(row: Mapping[str, Any], where: str = "camera") -> CameraMode
             values["cy"],
             values["height_m"],
             math.radians(values["pitch_deg"]) if "pitch_deg" in values else None,
-            math.radians(values.get("roll_deg", 0.0)),
+            math.radians(values["roll_deg"]) if "roll_deg" in values else None,
             source="data",
         )
     except ValueError as exc:

@@ -22,7 +22,14 @@ from scipy.interpolate import make_smoothing_spline
 
 from kinegraph.tools.camera_model import MAX_PITCH_DEG, CameraModel
 from kinegraph.tools.focal_from_turns import MIN_TURN_RAD, FocalEstimate, focal_from_turns
-from kinegraph.tools.ground_motion import ClipMotion, PairFit, estimate_pitch, ransac_pair, refine_clip
+from kinegraph.tools.ground_motion import (
+    ClipMotion,
+    PairFit,
+    estimate_pitch,
+    estimate_roll,
+    ransac_pair,
+    refine_clip,
+)
 from kinegraph.tools.ground_tracks import (
     PairMatches,
     coarse_step_m,
@@ -97,6 +104,8 @@ STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reporte
 STEADY_ACCEL_MAX_MPS2 = 0.12
 SIGMA_TRUST_FACTOR = 2.0  # a pair's stated sigma counts within this factor of the clip's median
 NET_TURN_SPREAD_FLOOR_RPS = 0.01  # a straight clip's net-turn correction spreads evenly over it
+ROLL_ROUNDS = 4  # roll readings at most, the pairs refitted at each (`_roll_from_tracks`) ...
+ROLL_SETTLED_DEG = 0.1  # ... until one moves it by less than this
 PITCH_RUNAWAY_DEG = 10.0  # a free pitch moving further than this from the tracked one is a failed fit
 
 
@@ -605,6 +614,9 @@ def track_clip(
     With the pitch unknown it is found from the road (`_pitch_unknown`).
     """
     raw, cam = _grays(frames, camera)
+    roll_unknown = cam.roll_rad is None
+    if roll_unknown:
+        cam = replace(cam, roll_rad=0.0)  # tracked level, then measured (`_roll_from_tracks`)
     grays = photometric_normalised(raw)
     dt = np.diff(timestamps_s)
     rng = np.random.default_rng(seed)
@@ -620,8 +632,10 @@ def track_clip(
         cam = replace(cam, pitch_rad=pitch)
     else:
         tracked = _track_at(raw, grays, dt, cam, cam.pitch_rad, rng, flows)
-    fits = tracked.fits
     pitch = float(cam.pitch_rad or 0.0)
+    if roll_unknown:
+        tracked, cam = _roll_from_tracks(tracked, cam, pitch, rng)
+    fits = tracked.fits
     if weak_tracks(fits):  # every pair aligned directly too, and tracks that disagree are dropped
         direct = direct_motions(raw, cam, pitch, dt, range(len(fits)), fits)
         fits = [
@@ -671,6 +685,34 @@ def _pitch_unknown(
     pitch = estimate_pitch(tracked.matches, tracked.fits, cam, rng, start_rad=pitch)  # refine, refit at it
     at = replace(cam, pitch_rad=pitch)
     return tracked._replace(fits=[ransac_pair(m, at, pitch, rng) for m in tracked.matches]), pitch
+
+
+def _roll_from_tracks(
+    tracked: Tracked, cam: CameraModel, pitch: float, rng: np.random.Generator
+) -> tuple[Tracked, CameraModel]:
+    """The camera roll the road's tracks show and the tracks refitted at it. `estimate_roll` reads it
+    from the pairs' inliers, which were chosen at the roll before: the pairs are refitted at each new
+    reading and it is read again, until it moves by under `ROLL_SETTLED_DEG` (`ROLL_ROUNDS` at most; a
+    level camera settles at once, its fits kept). Under a third of the pairs tracked, or a road that
+    does not show it (`estimate_roll` None): level, and recorded as assumed.
+
+    A windscreen mount rarely sits level, and calibrations in the CARLA style leave the roll out. Read
+    level, a camera rolled 2 deg made straight clean tuning clips read "left" (balanced accuracy 0.995
+    -> 0.885 on 20 clips).
+    """
+    level = tracked, replace(cam, roll_rad=0.0, assumed=cam.assumed | {"roll"})
+    if _n_fits(tracked) < len(tracked.fits) / 3:
+        return level
+    fits, roll = tracked.fits, 0.0
+    for _ in range(ROLL_ROUNDS):
+        found = estimate_roll(fits, replace(cam, roll_rad=roll), pitch)
+        if found is None:
+            return level
+        if abs(found - roll) < math.radians(ROLL_SETTLED_DEG):
+            break
+        roll = found
+        fits = [ransac_pair(m, replace(cam, roll_rad=roll), pitch, rng) for m in tracked.matches]
+    return tracked._replace(fits=fits), replace(cam, roll_rad=roll, roll_estimated=True)
 
 
 def weak_tracks(fits: Sequence[PairFit | None]) -> bool:
@@ -786,7 +828,12 @@ def estimate_trajectory(
         n_tracked=np.array([f.n_tracked if f is not None else 0 for f in fits]),
         rms_px=motion.rms_px,
         camera=replace(
-            camera, pitch_rad=float(np.median(motion.pitch_rad)), pitch_estimated=camera.pitch_rad is None
+            camera,
+            pitch_rad=float(np.median(motion.pitch_rad)),
+            pitch_estimated=camera.pitch_rad is None,
+            roll_rad=cam.roll_rad,
+            roll_estimated=cam.roll_estimated,
+            assumed=camera.assumed | (cam.assumed & {"roll"}),
         ),
         lever_arm_m=lever,
         estimate=estimate,

@@ -48,7 +48,7 @@ def back_project(
 
     `pitch_rad` is scalar or per ray (N,). Rays at or above the horizon give NaN and False.
     """
-    return back_project_with(rays_cam, ego_r_cam(pitch_rad, camera.roll_rad), camera.height_m)
+    return back_project_with(rays_cam, ego_r_cam(pitch_rad, camera.roll_rad or 0.0), camera.height_m)
 
 
 def back_project_with(
@@ -67,7 +67,7 @@ def back_project_with(
 
 def project(points_m: np.ndarray, pitch_rad: np.ndarray | float, camera: CameraModel) -> np.ndarray:
     """Pixels (N, 2) of road points (N, 2) m in the ego frame (NaN for points behind the camera)."""
-    return project_with(points_m, ego_r_cam(pitch_rad, camera.roll_rad), camera)
+    return project_with(points_m, ego_r_cam(pitch_rad, camera.roll_rad or 0.0), camera)
 
 
 def project_with(points_m: np.ndarray, ego_r_cam_: np.ndarray, camera: CameraModel) -> np.ndarray:

@@ -10,6 +10,7 @@ known), so the pitch stays defined when the car stands and cannot drift into the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +40,10 @@ KNOWN_PITCH_SIGMA_RAD = np.radians(0.01)
 UNKNOWN_PITCH_SIGMA_RAD = np.radians(8.0)
 MIN_INLIERS = 12
 PRIOR_SIGMA_FLOOR = np.array([0.01, 0.01, np.radians(0.05)])  # a prior motion is never trusted beyond this
+ROLL_SEARCH_DEG = 6.0  # the roll search spans +- this (a windscreen mount tilted further is not level)
+ROLL_MIN_PAIRS = 8  # moving pairs with road inliers needed to read a roll
+ROLL_STEP_DEG = 0.5
+ROLL_PAIRS = 12  # the pairs with the most road inliers score each roll
 
 
 class PairFit(NamedTuple):
@@ -123,6 +128,52 @@ def estimate_pitch(
     return best
 
 
+def estimate_roll(fits: Sequence[PairFit | None], camera: CameraModel, pitch_rad: float) -> float | None:
+    """The camera roll (rad) under which the road inliers of the pairs that moved most fit one planar
+    motion each best, or None when the road does not show it.
+
+    A rolled camera tilts the road in the image: back-projected level, one side of the road lies nearer
+    than it is, and a straight drive reads as turning. The score is each pair's truncated squared
+    transfer error with its motion refitted at the candidate roll, on a `ROLL_STEP_DEG` grid over
+    +-`ROLL_SEARCH_DEG`, refined by a parabola through the best three. None too when fewer than
+    `ROLL_MIN_PAIRS` pairs moved with road inliers, or the best roll lies on the span's edge. The inliers
+    come from fits at `camera.roll_rad`: refit them at the result and call again to converge.
+    """
+    moving = [f for f in fits if f is not None and np.hypot(*f.motion[:2]) > 0.05]
+    if len(moving) < ROLL_MIN_PAIRS:
+        return None
+    chosen = sorted(moving, key=lambda f: -len(f.inliers.a_px))[:ROLL_PAIRS]
+    threshold = INLIER_PX * max(1.0, camera.cx_px * 2 / 640.0)
+
+    def cost(roll: float) -> float:
+        at = replace(camera, roll_rad=roll)
+        total = 0.0
+        for fit in chosen:
+            a_m, hit_a = back_project(normalised_rays(fit.inliers.a_px, at), pitch_rad, at)
+            b_m, hit_b = back_project(normalised_rays(fit.inliers.b_px, at), pitch_rad, at)
+            hit = hit_a & hit_b
+            total += float(np.count_nonzero(~hit)) * threshold**2
+            if hit.sum() < MIN_INLIERS:
+                total += float(hit.sum()) * threshold**2
+                continue
+            depth = np.hypot(a_m[hit, 0], a_m[hit, 1])
+            motion = rigid_fit_2d(a_m[hit], b_m[hit], 1.0 / (1.0 + (depth / 10.0) ** 4))
+            errors = _transfer_errors(a_m[hit], fit.inliers.b_px[hit], at, pitch_rad, motion[None])[0]
+            total += float(np.sum(np.minimum(errors, threshold) ** 2))
+        return total
+
+    step = np.radians(ROLL_STEP_DEG)
+    grid = np.radians(np.arange(-ROLL_SEARCH_DEG, ROLL_SEARCH_DEG + ROLL_STEP_DEG / 2, ROLL_STEP_DEG))
+    costs = np.array([cost(float(r)) for r in grid])
+    best = int(np.argmin(costs))
+    if best in (0, len(grid) - 1):
+        return None  # no minimum inside the span: not a roll the road shows
+    left, mid, right = costs[best - 1 : best + 2]
+    curvature = left - 2.0 * mid + right
+    offset = 0.5 * (left - right) / curvature if curvature > 0 else 0.0
+    return float(grid[best] + np.clip(offset, -0.5, 0.5) * step)
+
+
 def _two_point_motions(p1: np.ndarray, p2: np.ndarray, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
     """Exact rigid motions (H, 3) taking point pairs (p1, p2) of frame a to (q1, q2) of frame b."""
     dp, dq = p2 - p1, q2 - q1
@@ -141,7 +192,7 @@ def _transfer_errors(
     c, s = np.cos(motions[:, 2])[:, None], np.sin(motions[:, 2])[:, None]
     dx, dy = a_m[None, :, 0] - motions[:, :1], a_m[None, :, 1] - motions[:, 1:2]
     x, y = c * dx + s * dy, -s * dx + c * dy
-    rot = ego_r_cam(pitch_rad, camera.roll_rad)  # camera = rot.T @ ego
+    rot = ego_r_cam(pitch_rad, camera.roll_rad or 0.0)  # camera = rot.T @ ego
     z_ego = -camera.height_m
     cam = [rot[0, i] * x + rot[1, i] * y + rot[2, i] * z_ego for i in range(3)]
     depth = np.where(cam[2] > 1e-6, cam[2], np.nan)
@@ -196,7 +247,8 @@ def refine_clip(
 
     def residuals(x: np.ndarray) -> np.ndarray:
         nod, motions = x[:n_frames], x[n_frames:mount].reshape(n_pairs, 3)
-        rot = ego_r_cam(x[mount] + nod, camera.roll_rad)  # one rotation per frame, gathered per observation
+        # one rotation per frame, gathered per observation
+        rot = ego_r_cam(x[mount] + nod, camera.roll_rad or 0.0)
         ground, _ = back_project_with(rays, rot[pair_of], camera.height_m)
         predicted = project_with(move_points(ground, motions[pair_of]), rot[pair_of + 1], camera)
         obs = np.nan_to_num((predicted - b_px) / sigma_px, nan=50.0).ravel()

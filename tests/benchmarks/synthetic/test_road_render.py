@@ -59,6 +59,36 @@ def test_forward_motion_expands_the_ground_as_the_camera_model_predicts(straight
     assert np.mean(np.sign(q[sideways, 0] - p[sideways, 0]) == np.sign(p[sideways, 0] - cam.cx_px)) > 0.9
 
 
+def test_a_rolled_camera_turns_the_image_as_the_tools_geometry_says(straight_world, small_camera) -> None:
+    """The same pose seen by the camera rolled 2.5 deg: road corners land where the tools' ground
+    geometry (`ego_r_cam`) projects them for that roll, so a roll the data gives means one thing."""
+    from dataclasses import replace
+
+    from kinegraph.tools.camera_model import CameraModel
+    from kinegraph.tools.ground_geometry import back_project, normalised_rays, project
+
+    roll = np.radians(2.5)
+    level = cv2.cvtColor(
+        RoadRenderer(straight_world, small_camera).render(60.0, 0.0, 0.0), cv2.COLOR_RGB2GRAY
+    )
+    rolled_camera = replace(small_camera, roll_rad=roll)
+    rolled = cv2.cvtColor(
+        RoadRenderer(straight_world, rolled_camera).render(60.0, 0.0, 0.0), cv2.COLOR_RGB2GRAY
+    )
+    cam = small_camera
+    model = CameraModel(cam.fx_px, cam.fy_px, cam.cx_px, cam.cy_px, cam.mount_height_m, pitch_rad=0.0)
+    mask = np.zeros_like(level)
+    mask[int(cam.cy_px) + 25 : -12, 20:-20] = 255
+    start = cv2.goodFeaturesToTrack(level, 200, 0.01, 5, mask=mask)
+    end, status, _ = cv2.calcOpticalFlowPyrLK(level, rolled, start, None, winSize=(15, 15), maxLevel=2)
+    p, q = start[status[:, 0] == 1, 0], end[status[:, 0] == 1, 0]
+    ground, hit = back_project(normalised_rays(p.astype(float), model), 0.0, model)
+    expected = project(ground[hit], 0.0, replace(model, roll_rad=roll))
+    assert hit.sum() >= 40
+    assert np.median(np.hypot(*(q[hit] - expected).T)) < 0.3
+    assert np.median(np.hypot(*(q[hit] - p[hit]).T)) > 1.0  # the roll moved them
+
+
 def test_same_seed_same_pixels_and_another_seed_differs(small_camera) -> None:
     xy = np.column_stack([np.linspace(0.0, 100.0, 20), np.linspace(0.0, 10.0, 20)])
     yaw = np.full(20, np.arctan2(10.0, 100.0))

@@ -42,19 +42,26 @@ def clip_camera(
 
 
 def camera_warnings(camera: CameraModel) -> list[str]:
-    """The warning a prediction carries when its clip was measured through assumed camera values: its
-    speeds and distances scale with the assumed focal length and mounting height."""
-    if not camera.assumed:
-        return []
+    """The warnings a prediction carries when its clip was measured through assumed camera values: its
+    speeds and distances scale with the assumed focal length and mounting height, and a roll assumed
+    level reads a tilted mount's straight drive as turning."""
     defaults = {
         "focal": f"a {CARLA_DEFAULT_HFOV_DEG:.0f} deg field of view",
         "height": f"a {DEFAULT_HEIGHT_M} m mount",
     }
-    assumed = " and ".join(defaults[name] for name in sorted(camera.assumed))
-    return [
-        f"camera assumed, not given or measured: {assumed} (speeds scale with it; give -O focal_px= "
-        "-O camera_height_m= or a camera object)"
-    ]
+    scale = [defaults[name] for name in sorted(camera.assumed & defaults.keys())]
+    warnings = []
+    if scale:
+        warnings.append(
+            f"camera assumed, not given or measured: {' and '.join(scale)} (speeds scale with it; give "
+            "-O focal_px= -O camera_height_m= or a camera object)"
+        )
+    if "roll" in camera.assumed:
+        warnings.append(
+            "camera roll assumed level, not given or measured (too little road tracked; a tilted mount "
+            "turns a straight drive; give roll_deg in the camera object)"
+        )
+    return warnings
 
 
 def decode_clip(sample: Sample, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:

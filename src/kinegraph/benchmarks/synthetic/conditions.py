@@ -28,7 +28,9 @@ class Conditions:
     `exposure`: scene brightness (dusk ~0.3); `contrast`, `noise_std` (grey levels), `jpeg_quality`,
     `motion_blur_s` (exposure time), `row_flicker` (+- share of a row-wise, rolling-shutter gain),
     `bonnet_rows`: as on the rig. `resolution`, `hfov_deg`, `height_m`, `pitch_deg`: a fixed camera
-    instead of the drawn one. `camera_given`: False writes rows without their `camera` object.
+    instead of the drawn one. `roll_deg`: the camera turned about its optical axis (a windscreen mount
+    rarely sits level); like a CARLA calibration, the row's `camera` object leaves it out.
+    `camera_given`: False writes rows without their `camera` object.
     """
 
     fps: float = 10.0
@@ -44,6 +46,7 @@ class Conditions:
     hfov_deg: float | None = None
     height_m: float | None = None
     pitch_deg: float | None = None
+    roll_deg: float | None = None
     camera_given: bool = True
 
     def __post_init__(self) -> None:
@@ -69,6 +72,7 @@ class Conditions:
             and self.hfov_deg is None
             and self.height_m is None
             and self.pitch_deg is None
+            and self.roll_deg is None
         ):
             return rig
         return replace(rig, camera=self._camera(rig.camera))
@@ -89,6 +93,7 @@ class Conditions:
             cy_px=(drawn.cy_px + 0.5) * sy - 0.5,
             mount_height_m=self.height_m if self.height_m is not None else drawn.mount_height_m,
             pitch_rad=math.radians(self.pitch_deg) if self.pitch_deg is not None else drawn.pitch_rad,
+            roll_rad=math.radians(self.roll_deg) if self.roll_deg is not None else drawn.roll_rad,
         )
 
     def frame_times_s(self, duration_s: float, rng: np.random.Generator) -> np.ndarray:
@@ -121,6 +126,7 @@ CONDITIONS: dict[str, Conditions] = {
     "dark": Conditions(exposure=0.3, contrast=0.6),
     "row_flicker": Conditions(row_flicker=0.15),
     "bonnet": Conditions(bonnet_rows=0.15),
+    "roll": Conditions(roll_deg=2.5),
     "fps5": Conditions(fps=5.0),
     "fps15": Conditions(fps=15.0),
     "fps25": Conditions(fps=25.0),

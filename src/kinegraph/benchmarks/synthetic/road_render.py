@@ -49,6 +49,9 @@ class PinholeCamera:
     mount_left_m: float = 0.0
     mount_height_m: float = 1.51
     pitch_rad: float = 0.0  # optical axis below the horizon (+ = looking down)
+    # about the optical axis, as `tools.ground_geometry.ego_r_cam` has it; calibrations in the CARLA
+    # style leave it out of the `camera` object (`as_row`), so the estimator must measure it
+    roll_rad: float = 0.0
 
     @classmethod
     def nuscenes_front(cls, width_px: int = 1600, height_px: int = 900) -> PinholeCamera:
@@ -103,16 +106,19 @@ def _texel_matrix(origin_m: tuple[float, float], texel_m: float) -> np.ndarray:
 class RoadRenderer:
     """Renders one world through one camera; per-camera work (row bands, sky) is done once.
 
-    A pitched camera (mounting pitch, plus a per-frame body pitch in `render`) is rendered level on a
-    larger canvas and then rotated into place by the homography K R K_canvas^-1, which is exact for a
-    rotation about the optical centre.
+    A pitched or rolled camera (mounting pitch and roll, plus a per-frame body pitch in `render`) is
+    rendered level on a larger canvas and then rotated into place by the homography K R K_canvas^-1,
+    which is exact for a rotation about the optical centre.
     """
 
     def __init__(self, world: RoadWorld, camera: PinholeCamera) -> None:
         self.world = world
         self.output_camera = camera
-        margin_y = int(np.ceil(camera.fy_px * np.tan(abs(camera.pitch_rad) + MAX_BODY_PITCH_RAD))) + 2
-        margin_x = int(np.ceil(0.06 * camera.width_px))
+        rolled = int(np.ceil(abs(np.sin(camera.roll_rad)) * (camera.width_px + camera.height_px)))
+        margin_y = (
+            int(np.ceil(camera.fy_px * np.tan(abs(camera.pitch_rad) + MAX_BODY_PITCH_RAD))) + 2 + rolled
+        )
+        margin_x = int(np.ceil(0.06 * camera.width_px)) + rolled
         camera = replace(
             camera,
             width_px=camera.width_px + 2 * margin_x,
@@ -120,6 +126,7 @@ class RoadRenderer:
             cx_px=camera.cx_px + margin_x,
             cy_px=camera.cy_px + margin_y,
             pitch_rad=0.0,
+            roll_rad=0.0,
         )
         self.camera = camera
         self._k = camera.intrinsic_matrix()
@@ -194,7 +201,9 @@ class RoadRenderer:
         theta = out.pitch_rad + body_pitch_rad
         c, s = np.cos(theta), np.sin(theta)
         pitched_r_level = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-        warp = out.intrinsic_matrix() @ pitched_r_level @ np.linalg.inv(self._k)
+        cr, sr = np.cos(out.roll_rad), np.sin(out.roll_rad)
+        rolled_r_pitched = np.array([[cr, sr, 0.0], [-sr, cr, 0.0], [0.0, 0.0, 1.0]])
+        warp = out.intrinsic_matrix() @ rolled_r_pitched @ pitched_r_level @ np.linalg.inv(self._k)
         return cv2.warpPerspective(canvas, warp, (out.width_px, out.height_px), flags=cv2.INTER_LINEAR)
 
     def _render_level(
