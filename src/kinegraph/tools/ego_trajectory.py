@@ -693,8 +693,9 @@ def _roll_from_tracks(
     """The camera roll the road's tracks show and the tracks refitted at it. `estimate_roll` reads it
     from the pairs' inliers, which were chosen at the roll before: the pairs are refitted at each new
     reading and it is read again, until it moves by under `ROLL_SETTLED_DEG` (`ROLL_ROUNDS` at most; a
-    level camera settles at once, its fits kept). Under a third of the pairs tracked, or a road that
-    does not show it (`estimate_roll` None): level, and recorded as assumed.
+    level camera settles at once, its fits kept). Under a third of the pairs tracked, a road that does
+    not show it (`estimate_roll` None), or tracks still too thin to trust at the roll read
+    (`weak_tracks`): level, and recorded as assumed.
 
     A windscreen mount rarely sits level, and calibrations in the CARLA style leave the roll out. Read
     level, a camera rolled 2 deg made straight clean tuning clips read "left" (balanced accuracy 0.995
@@ -712,6 +713,8 @@ def _roll_from_tracks(
             break
         roll = found
         fits = [ransac_pair(m, replace(cam, roll_rad=roll), pitch, rng) for m in tracked.matches]
+    if weak_tracks(fits):
+        return level  # tracks too thin to trust (dusk, noise, compression) read a roll that is not there
     return tracked._replace(fits=fits), replace(cam, roll_rad=roll, roll_estimated=True)
 
 
