@@ -82,8 +82,7 @@ def ransac_pair(
     hypotheses = _two_point_motions(a_m[picks[:, 0]], a_m[picks[:, 1]], b_m[picks[:, 0]], b_m[picks[:, 1]])
     errors = _transfer_errors(a_m, b_px, camera, pitch_rad, hypotheses)  # (H, N)
     best = hypotheses[int(np.argmax(np.sum(errors < threshold, axis=1)))]
-    depth = np.hypot(a_m[:, 0], a_m[:, 1])
-    weights = 1.0 / (1.0 + (depth / 10.0) ** 4)  # near road points pin the metric scale
+    weights = _scale_weights(a_m)
     for _ in range(2):
         inlier = _transfer_errors(a_m, b_px, camera, pitch_rad, best[None])[0] < threshold
         if inlier.sum() < MIN_INLIERS:
@@ -156,8 +155,7 @@ def estimate_roll(fits: Sequence[PairFit | None], camera: CameraModel, pitch_rad
             if hit.sum() < MIN_INLIERS:
                 total += float(hit.sum()) * threshold**2
                 continue
-            depth = np.hypot(a_m[hit, 0], a_m[hit, 1])
-            motion = rigid_fit_2d(a_m[hit], b_m[hit], 1.0 / (1.0 + (depth / 10.0) ** 4))
+            motion = rigid_fit_2d(a_m[hit], b_m[hit], _scale_weights(a_m[hit]))
             errors = _transfer_errors(a_m[hit], fit.inliers.b_px[hit], at, pitch_rad, motion[None])[0]
             total += float(np.sum(np.minimum(errors, threshold) ** 2))
         return total
@@ -172,6 +170,11 @@ def estimate_roll(fits: Sequence[PairFit | None], camera: CameraModel, pitch_rad
     curvature = left - 2.0 * mid + right
     offset = 0.5 * (left - right) / curvature if curvature > 0 else 0.0
     return float(grid[best] + np.clip(offset, -0.5, 0.5) * step)
+
+
+def _scale_weights(ground_m: np.ndarray) -> np.ndarray:
+    """Weights (N,) of road points (N, 2) m in a rigid fit: near road points pin the metric scale."""
+    return 1.0 / (1.0 + (np.hypot(ground_m[:, 0], ground_m[:, 1]) / 10.0) ** 4)
 
 
 def _two_point_motions(p1: np.ndarray, p2: np.ndarray, q1: np.ndarray, q2: np.ndarray) -> np.ndarray:
