@@ -105,7 +105,7 @@ def estimate_pitch(
     """The camera pitch (rad) under which the road's motion is most consistent: a coarse-to-fine search
     over `start_rad` +-10 deg (within +-`MAX_PITCH_DEG`) maximising RANSAC inliers on the pairs that moved
     most (`start_rad` when the car stands still)."""
-    moving = [k for k, f in enumerate(fits) if f is not None and np.hypot(*f.motion[:2]) > 0.05]
+    moving = _moving(fits)
     if not moving:
         return start_rad
     chosen = sorted(moving, key=lambda k: -len(matches[k].a_px))[:max_pairs]
@@ -138,7 +138,7 @@ def estimate_roll(fits: Sequence[PairFit | None], camera: CameraModel, pitch_rad
     `ROLL_MIN_PAIRS` pairs moved with road inliers, or the best roll lies on the span's edge. The inliers
     come from fits at `camera.roll_rad`: refit them at the result and call again to converge.
     """
-    moving = [f for f in fits if f is not None and np.hypot(*f.motion[:2]) > 0.05]
+    moving = [fits[k] for k in _moving(fits)]
     if len(moving) < ROLL_MIN_PAIRS:
         return None
     chosen = sorted(moving, key=lambda f: -len(f.inliers.a_px))[:ROLL_PAIRS]
@@ -170,6 +170,11 @@ def estimate_roll(fits: Sequence[PairFit | None], camera: CameraModel, pitch_rad
     curvature = left - 2.0 * mid + right
     offset = 0.5 * (left - right) / curvature if curvature > 0 else 0.0
     return float(grid[best] + np.clip(offset, -0.5, 0.5) * step)
+
+
+def _moving(fits: Sequence[PairFit | None]) -> list[int]:
+    """Indices of the pairs fitted with a step over 5 cm: a car that moved between the two frames."""
+    return [k for k, f in enumerate(fits) if f is not None and np.hypot(*f.motion[:2]) > 0.05]
 
 
 def _scale_weights(ground_m: np.ndarray) -> np.ndarray:
