@@ -110,6 +110,21 @@ def test_standing_in_the_dark_is_standing() -> None:
     assert float(np.max(measured.speed_mps())) < 0.5
 
 
+def test_a_roll_assumed_level_stays_assumed_when_the_lanes_give_the_height() -> None:
+    """A car standing at a lane-marked road, no camera given: nothing moves, so the roll cannot be read
+    and is assumed level, while the lane markings give the mounting height. Nothing here could give the
+    roll (before: reading the height overwrote what was assumed, and the roll read "given")."""
+    frames, _, _ = render("standing", 2, TIMES, rig())
+    measured = estimate_trajectory(frames, TIMES, carla_default(CAMERA.width_px, CAMERA.height_px))
+    assert measured.camera.describe()["values"] == {
+        "focal": "assumed",
+        "height": "estimated",
+        "pitch": "estimated",
+        "roll": "assumed",
+    }
+    assert measured.camera.height_m == pytest.approx(CAMERA.mount_height_m, rel=0.25)
+
+
 def test_row_wise_flicker_keeps_the_heading() -> None:
     """A rolling shutter under flickering lights: +-15 % gain in moving bands across the rows. A lane
     change returns to its heading (before: frame-wide normalisation let the bands through, pairs lost

@@ -967,12 +967,12 @@ def _height_from_lanes(
         None if d is None else d._replace(motion=d.motion * scale, sigma=d.sigma * scale)
         for d in tracked.direct
     ]
-    estimated = {
-        "height_m": found.height_m,
-        "height_sigma_m": found.sigma_m,
-        "assumed": camera.assumed - {"height"},
-    }
-    return tracked._replace(fits=fits, direct=direct), replace(cam, **estimated), replace(camera, **estimated)
+    estimated = {"height_m": found.height_m, "height_sigma_m": found.sigma_m}
+    return (
+        tracked._replace(fits=fits, direct=direct),
+        replace(cam, **estimated, assumed=cam.assumed - {"height"}),  # keeps a roll assumed level
+        replace(camera, **estimated, assumed=camera.assumed - {"height"}),
+    )
 
 
 def lanes_hold(found: HeightEstimate, turn_deg: float) -> bool:
