@@ -55,7 +55,8 @@ def speed_ratio_and_estimates(run_dir: Path, data: Path) -> tuple[float, Counter
         signals = pred["trace"][0]["output"]
         kind = signals["trajectory"].get("estimate", {}).get("kind", "tracked_road")
         estimates["full" if kind == "tracked_road" else "fallback"] += 1
-        cameras.append(str(signals["trajectory"]["camera"].get("source")))
+        camera = signals["trajectory"]["camera"]
+        cameras.append(str(camera.get("source")) + (" + scene" if camera.get("from_scene") else ""))
         with np.load(data / "carla_clips" / "arrays" / f"{clip}.npz") as truth:
             true_speed = float(np.mean(truth["speed"]))
         if true_speed > 1.0:

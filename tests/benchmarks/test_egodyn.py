@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,3 +96,32 @@ def test_selected_clips_errors(tmp_path):
     path.write_text(json.dumps([{"id": "clip_1", "answers": {"speed_trend": "steady"}}]))
     with pytest.raises(DataError, match=r"sel.json: field 'answers': clip #1 \(clip_1\): no answer"):
         load(path)
+
+
+def test_clips_of_one_scene_without_a_camera_know_their_scene_mates(tmp_path):
+    """Windows of one recording share its camera: each clip without a camera object carries the media of
+    every such clip of its scene (`scene`, or nuScenes' `scene_token`); a clip with its own camera, or
+    alone in its scene, carries none."""
+    d = tmp_path / "carla_clips"
+    d.mkdir()
+    rows = [
+        {"clip_id": "a__w0", "scene": "a"},
+        {"clip_id": "a__w1", "scene": "a"},
+        {
+            "clip_id": "a__w2",
+            "scene": "a",
+            "camera": {"fx": 400, "fy": 400, "cx": 320, "cy": 180, "height_m": 1.5},
+        },
+        {"clip_id": "b__w0", "scene_token": "b"},
+        {"clip_id": "c__w0"},
+    ]
+    (d / "clips_index.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    q = QUESTION_BANK[0]
+    qa = [{"clip_id": r["clip_id"], "question_id": q.question_id, "answer": q.choices[0]} for r in rows]
+    (d / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in qa) + "\n")
+    by_clip = {s.group: s for s in load(tmp_path)}
+    mates = by_clip["a__w0"].context["scene_media"]
+    assert [Path(m["video_path"]).name for m in mates] == ["a__w0.mp4", "a__w1.mp4"]
+    assert by_clip["a__w1"].context["scene_media"] == mates
+    for alone in ("a__w2", "b__w0", "c__w0"):
+        assert "scene_media" not in by_clip[alone].context

@@ -65,6 +65,7 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
     write_qa(rows, tmp_path / "data" / "carla_clips")
     assert all("camera" not in row for row in rows)
+    _loose_clips(tmp_path / "data")  # no scene-mate to lend a lens: what a clip cannot show stays assumed
     capfd.readouterr()
     _run(tmp_path / "data", tmp_path / "run")
     err = capfd.readouterr().err
@@ -90,6 +91,33 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     assert sum(totals["warnings"].values()) >= len(assumed)
     text = markdown(compare([tmp_path / "run"], n_boot=100))
     assert "Warnings:" in text and f"{len(assumed)} of 3 groups: camera assumed" in text
+
+
+def _loose_clips(data: Path) -> None:
+    """Drop the clips' `scene`: each clip stands alone, as a dashcam's loose clips do."""
+    index = data / "carla_clips" / "clips_index.jsonl"
+    rows = [json.loads(line) for line in index.read_text().splitlines()]
+    index.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "scene"}) + "\n" for r in rows))
+
+
+@pytest.mark.slow
+def test_a_lens_lent_by_a_scene_mate_is_recorded_and_not_warned_about(tmp_path: Path) -> None:
+    """The same three windows of one recording as above, loaded as one scene: the clips that cannot show
+    the lens take the one their scene-mate measured, recorded as estimated and `from_scene`; a warning
+    stays exactly where a value is still assumed."""
+    conditions = Conditions(camera_given=False, **SMALL)  # type: ignore[arg-type]
+    rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
+    write_qa(rows, tmp_path / "data" / "carla_clips")
+    assert len({row["scene"] for row in rows}) == 1
+    _run(tmp_path / "data", tmp_path / "run")
+    lent = 0
+    for p in _predictions(tmp_path / "run"):
+        camera = p["trace"][0]["output"]["trajectory"]["camera"]
+        assert camera["values"]["focal"] == "estimated"
+        lent += "focal" in camera.get("from_scene", [])
+        still_assumed = "assumed" in (camera["values"]["focal"], camera["values"]["height"])
+        assert still_assumed == any(w.startswith("camera assumed") for w in p["warnings"])
+    assert lent >= 14  # at least one clip's 14 questions rest on a lent lens
 
 
 def test_each_kind_of_assumed_camera_value_has_its_warning() -> None:

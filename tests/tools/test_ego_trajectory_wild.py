@@ -8,6 +8,7 @@ the estimator before these conditions were handled (how, in each docstring).
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 from dataclasses import replace
@@ -380,3 +381,45 @@ def test_a_turning_step_aligns_with_the_camera_swinging_about_the_rear_axle() ->
     swung, plain = (step_costs(a, b, camera, 0.0, steps, mask, turn, lever_m=lever) for lever in (1.7, 0.0))
     assert float(np.min(swung)) < 0.6 * float(np.min(plain))
     assert float(steps[int(np.argmin(swung))]) == pytest.approx(true_step, abs=0.03)
+
+
+@pytest.mark.slow
+def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_path: Path) -> None:
+    """Two windows of one recording through a 60 deg lens, no camera given: driving straight shows no
+    lens (before: the 90 deg guess stayed, and every speed read 0.58x), but the window that turns
+    measures it (within 8 %, `test_an_unknown_camera_is_never_silently_assumed`). Loaded as one scene,
+    the straight window is measured through that lens, estimated and said to come from the scene."""
+    from kinegraph.benchmarks.egodyn.loader import load
+    from kinegraph.benchmarks.egodyn.measured_clip import measure_clip
+    from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
+
+    narrow = replace(CAMERA, fx_px=CAMERA.width_px / (2 * math.tan(math.radians(30))))
+    narrow = replace(narrow, fy_px=narrow.fx_px)
+    clips = tmp_path / "carla_clips"
+    videos = tmp_path / "carla_videos_simulation"
+    clips.mkdir()
+    videos.mkdir()
+    true_speed = {}
+    for clip_id, maneuver in (("drive__w0", "left_turn"), ("drive__w1", "cruise")):
+        frames, xy, _ = render(maneuver, 5, TIMES, rig(narrow))
+        write_video(videos / f"{clip_id}.mp4", list(frames), 10.0)
+        true_speed[clip_id] = mean_speed(xy, TIMES)
+    rows = [{"clip_id": c, "scene": "drive"} for c in true_speed]
+    (clips / "clips_index.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    q = QUESTION_BANK[0]
+    qa = [{"clip_id": c, "question_id": q.question_id, "answer": q.choices[0]} for c in true_speed]
+    (clips / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in qa) + "\n")
+    straight = next(s for s in load(tmp_path) if s.group == "drive__w1")
+
+    def speed_and_camera(sample) -> tuple[float, dict]:
+        signals = measure_clip(sample, {}, None)["measured"]["signals"]
+        return float(np.mean(signals["kinematics"]["speed"])), signals["trajectory"]["camera"]
+
+    alone_speed, alone = speed_and_camera(straight.model_copy(update={"context": {}}))
+    assert alone["values"]["focal"] == "assumed" and "from_scene" not in alone
+    lent_speed, lent = speed_and_camera(straight)
+    assert lent["values"]["focal"] == "estimated" and lent["from_scene"] == ["focal"]
+    assert lent["fx_px"] == pytest.approx(narrow.fx_px, rel=0.08)
+    assert lent["focal_sigma_px"] > 0
+    truth = true_speed["drive__w1"]
+    assert abs(lent_speed - truth) < 0.5 * abs(alone_speed - truth)

@@ -50,6 +50,7 @@ class CameraModel:
     roll_estimated: bool = False  # the roll was measured from the road, not given
     focal_sigma_px: float | None = None  # set when the focal length was estimated from the video
     height_sigma_m: float | None = None  # set when the mounting height was estimated from the video
+    from_scene: frozenset[str] = frozenset()  # of "focal", "height": estimated on the scene's other clips
 
     def __post_init__(self) -> None:
         values = {"fx": self.fx_px, "fy": self.fy_px, "cx": self.cx_px, "cy": self.cy_px}
@@ -101,6 +102,7 @@ class CameraModel:
             "source": self.source,
             **({} if self.focal_sigma_px is None else {"focal_sigma_px": round(self.focal_sigma_px, 2)}),
             **({} if self.height_sigma_m is None else {"height_sigma_m": round(self.height_sigma_m, 3)}),
+            **({"from_scene": sorted(self.from_scene)} if self.from_scene else {}),
             "values": {
                 "focal": "assumed"
                 if "focal" in self.assumed

@@ -194,6 +194,26 @@ def _clip_media(clip: Mapping[str, Any], nuscenes_root: Path | None, carla_video
     return Media()
 
 
+def _scene_media(
+    clips: Mapping[str, Mapping[str, Any]], nuscenes_root: Path | None, carla_video_dir: Path | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Per clip without a camera object, the media (as JSON) of every such clip of its scene (`scene`, or
+    nuScenes' `scene_token`): windows of one recording, one camera, so a value one clip shows (the lens,
+    in a turn) serves the others. Clips alone in their scene are left out."""
+    scenes: dict[str, list[str]] = {}
+    for clip_id, clip in clips.items():
+        scene = clip.get("scene") or clip.get("scene_token")
+        if isinstance(scene, str) and scene and not isinstance(clip.get("camera"), Mapping):
+            scenes.setdefault(scene, []).append(clip_id)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for members in scenes.values():
+        if len(members) < 2:
+            continue
+        media = [_clip_media(clips[m], nuscenes_root, carla_video_dir).model_dump() for m in members]
+        out.update((m, media) for m in members)
+    return out
+
+
 def _frame_times(clip: Mapping[str, Any], index_path: Path, lineno: int) -> None:
     """Refuse a row's optional `frame_times_s` unless it is a list of finite, strictly increasing seconds."""
     times = clip.get("frame_times_s")
@@ -286,6 +306,7 @@ def load_hf(
             clips[clip_id] = clip
             _frame_times(clip, index_path, lineno)
             features[clip_id] = _features(clip.get("features"), index_path, lineno, f"clip {clip_id!r}")
+        scene_media = _scene_media(clips, nuscenes_root, carla_dir if source == "carla" else None)
         per_clip: dict[str, tuple[Media, str]] = {}  # built once, shared by the clip's 14 questions
         cameras: dict[str, dict[str, Any] | None] = {}
         asked: set[tuple[str, str]] = set()
@@ -339,6 +360,11 @@ def load_hf(
                         "t_start": clip.get("t_start"),
                         "t_end": clip.get("t_end"),
                         **({"camera": cameras[clip_id]} if cameras[clip_id] else {}),
+                        **(
+                            {"scene_media": scene_media[clip_id]}
+                            if not cameras[clip_id] and clip_id in scene_media
+                            else {}
+                        ),
                     },
                     extra={"qa_id": row.get("qa_id")},
                 )

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from kinegraph.benchmarks.egodyn.scene_clips import scene_camera
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import (
@@ -80,7 +81,8 @@ def measure_clip(
     flows: Sequence[np.ndarray] | None = None,
 ) -> dict:
     """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
-    run the official kinematics and oracle (a worker thread)."""
+    run the official kinematics and oracle (a worker thread). Camera values the clip's frames cannot
+    show are taken from its scene-mates where they measured them (`scene_clips`)."""
     from kinegraph.benchmarks.egodyn.questions import load_question_bank
     from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
     from kinegraph.tools.oracle import label_clip
@@ -88,6 +90,10 @@ def measure_clip(
     frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
     trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
+    width = frames.shape[2]
+    lent = scene_camera(sample, camera, trajectory.camera, camera_options, num_frames, width)
+    if lent is not None:  # what the clip could not show, measured on its scene-mates: measure it again
+        trajectory = estimate_trajectory(frames, record.timestamps_s, lent, flows=flows)
     kinematics = measured_kinematics(trajectory)
     return {
         "record": record,

@@ -1,0 +1,85 @@
+"""The cameras measured on a clip's scene-mates: the other windows of its recording (the index rows'
+`scene`, or nuScenes' `scene_token`), which share its camera.
+
+Each scene-mate is measured once per process however many clips of its scene ask (a bounded cache;
+clips of one scene measured concurrently wait for one another instead of measuring twice). A scene-mate
+that cannot be measured lends nothing; its own questions report why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from kinegraph.errors import DataError
+from kinegraph.media import load_frames
+from kinegraph.tools.camera_model import CameraModel, camera_from_options
+from kinegraph.tools.scene_camera import SHARED_VALUES, own_measurements, scene_pool, with_scene_values
+from kinegraph.types import Media, Sample
+
+CACHED_CLIPS = 512  # scene-mates' cameras kept per process
+
+_measured: OrderedDict[tuple[Any, ...], tuple[CameraModel, int] | None] = OrderedDict()
+_pending: dict[tuple[Any, ...], threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def _measure(
+    media: Media, camera_options: Mapping[str, float | None], num_frames: int | None
+) -> tuple[CameraModel, int] | None:
+    """The camera a clip's own measurement ends with, and its frames' width; None when it has none."""
+    from kinegraph.tools.ego_trajectory import estimate_trajectory
+
+    try:
+        frames, record = load_frames(media, num_frames)
+        if len(record.timestamps_s) != len(frames) or len(frames) < 2:
+            return None
+        camera = camera_from_options(frames.shape[2], frames.shape[1], **camera_options)
+        return estimate_trajectory(frames, record.timestamps_s, camera).camera, frames.shape[2]
+    except (DataError, OSError, ValueError):
+        return None
+
+
+def measured_camera(
+    media: Media, camera_options: Mapping[str, float | None], num_frames: int | None
+) -> tuple[CameraModel, int] | None:
+    """`_measure`, once per clip and options in this process."""
+    key = (media.model_dump_json(), tuple(sorted(camera_options.items())), num_frames)
+    with _guard:
+        if key in _measured:
+            return _measured[key]
+        lock = _pending.setdefault(key, threading.Lock())
+    with lock:
+        with _guard:
+            if key in _measured:
+                return _measured[key]
+        found = _measure(media, camera_options, num_frames)
+        with _guard:
+            _measured[key] = found
+            _pending.pop(key, None)
+            while len(_measured) > CACHED_CLIPS:
+                _measured.popitem(last=False)
+    return found
+
+
+def scene_camera(
+    sample: Sample,
+    camera: CameraModel,
+    measured_by_clip: CameraModel,
+    camera_options: Mapping[str, float | None],
+    num_frames: int | None,
+    width_px: int,
+) -> CameraModel | None:
+    """The clip's starting `camera` with what its own measurement (ending with `measured_by_clip`) read
+    and the values it left assumed measured on its scene-mates (`context["scene_media"]`, set by the
+    loader), or None when they measured none of those."""
+    wanted = measured_by_clip.assumed & SHARED_VALUES
+    mates = sample.context.get("scene_media") or []
+    if not wanted or not mates:
+        return None
+    own = sample.media.model_dump()
+    measured = [measured_camera(Media(**mate), camera_options, num_frames) for mate in mates if mate != own]
+    found = [m for m in measured if m is not None]
+    return with_scene_values(own_measurements(camera, measured_by_clip), scene_pool(found), width_px, wanted)
