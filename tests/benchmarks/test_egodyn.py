@@ -125,3 +125,16 @@ def test_clips_of_one_scene_without_a_camera_know_their_scene_mates(tmp_path):
     assert by_clip["a__w1"].context["scene_media"] == mates
     for alone in ("a__w2", "b__w0", "c__w0"):
         assert "scene_media" not in by_clip[alone].context
+
+
+def test_a_long_recording_lends_from_the_windows_nearest_the_clip():
+    """A clip consults at most 8 scene-mates, the windows nearest it in the index (ties: the earlier)."""
+    from kinegraph.benchmarks.egodyn.scene_clips import MAX_SCENE_MATES, nearest
+    from kinegraph.types import Media, Sample
+
+    windows = [Media(kind="video", video_path=f"drive__w{k}.mp4").model_dump() for k in range(12)]
+    clip = Sample(id="c", benchmark="egodyn", group="drive__w5", question="?", media=Media(**windows[5]))
+    picked = [Path(m["video_path"]).stem[-2:] for m in nearest(windows, clip)]
+    assert MAX_SCENE_MATES == 8
+    assert picked == ["w4", "w6", "w3", "w7", "w2", "w8", "w1", "w9"]
+    assert windows[5] not in nearest(windows[:3] + [windows[5]], clip)

@@ -20,6 +20,7 @@ from kinegraph.tools.scene_camera import SHARED_VALUES, own_measurements, scene_
 from kinegraph.types import Media, Sample
 
 CACHED_CLIPS = 512  # scene-mates' cameras kept per process
+MAX_SCENE_MATES = 8  # a clip consults at most this many of its scene's other clips
 
 _measured: OrderedDict[tuple[Any, ...], tuple[CameraModel, int] | None] = OrderedDict()
 _pending: dict[tuple[Any, ...], threading.Lock] = {}
@@ -64,6 +65,15 @@ def measured_camera(
     return found
 
 
+def nearest(mates: list[dict[str, Any]], sample: Sample) -> list[dict[str, Any]]:
+    """The `MAX_SCENE_MATES` scene-mates nearest the clip in the index's order (a long recording's
+    windows need not all be measured for one clip), the clip itself left out."""
+    own = sample.media.model_dump()
+    at = next((k for k, mate in enumerate(mates) if mate == own), 0)
+    order = sorted((k for k, mate in enumerate(mates) if mate != own), key=lambda k: (abs(k - at), k))
+    return [mates[k] for k in order[:MAX_SCENE_MATES]]
+
+
 def scene_camera(
     sample: Sample,
     camera: CameraModel,
@@ -79,7 +89,6 @@ def scene_camera(
     mates = sample.context.get("scene_media") or []
     if not wanted or not mates:
         return None
-    own = sample.media.model_dump()
-    measured = [measured_camera(Media(**mate), camera_options, num_frames) for mate in mates if mate != own]
+    measured = [measured_camera(Media(**mate), camera_options, num_frames) for mate in nearest(mates, sample)]
     found = [m for m in measured if m is not None]
     return with_scene_values(own_measurements(camera, measured_by_clip), scene_pool(found), width_px, wanted)
