@@ -389,6 +389,7 @@ def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_pa
     lens (before: the 90 deg guess stayed, and every speed read 0.58x), but the window that turns
     measures it (within 8 %, `test_an_unknown_camera_is_never_silently_assumed`). Loaded as one scene,
     the straight window is measured through that lens, estimated and said to come from the scene."""
+    from kinegraph.benchmarks.egodyn import scene_clips
     from kinegraph.benchmarks.egodyn.loader import load
     from kinegraph.benchmarks.egodyn.measured_clip import measure_clip
     from kinegraph.benchmarks.egodyn.questions import QUESTION_BANK
@@ -423,3 +424,8 @@ def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_pa
     assert lent["focal_sigma_px"] > 0
     truth = true_speed["drive__w1"]
     assert abs(lent_speed - truth) < 0.5 * abs(alone_speed - truth)
+    # the turning window was measured once, as the straight one's scene-mate; its own questions reuse it
+    turning = next(s for s in load(tmp_path) if s.group == "drive__w0")
+    measured = len(scene_clips._measured)
+    assert speed_and_camera(turning)[1]["values"]["focal"] == "estimated"
+    assert len(scene_clips._measured) == measured

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn.scene_clips import scene_camera
+from kinegraph.benchmarks.egodyn.scene_clips import own_trajectory, scene_camera
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import (
@@ -89,8 +89,17 @@ def measure_clip(
 
     frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
-    trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
     width = frames.shape[2]
+    if flows is None:  # LK tracks: the measurement its scene-mates read their lens from too
+        trajectory = own_trajectory(
+            sample,
+            camera_options,
+            num_frames,
+            lambda: estimate_trajectory(frames, record.timestamps_s, camera),
+            width,
+        )
+    else:
+        trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
     lent = scene_camera(sample, camera, trajectory.camera, camera_options, num_frames, width)
     if lent is not None:  # what the clip could not show, measured on its scene-mates: measure it again
         trajectory = estimate_trajectory(frames, record.timestamps_s, lent, flows=flows)
