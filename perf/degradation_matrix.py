@@ -64,11 +64,16 @@ def speed_ratio_and_estimates(run_dir: Path, data: Path) -> tuple[float, Counter
     return (float(np.median(ratios)) if ratios else math.nan), estimates, cameras
 
 
-def evaluate(data: Path, out: Path) -> tuple[dict, float]:
+def evaluate(data: Path, out: Path, scene_camera: bool = False) -> tuple[dict, float]:
     """(official metrics, wall s) of `egodyn.measured` over the clips."""
     t0 = time.perf_counter()
     config = RunConfig(
-        benchmark="egodyn", graph="egodyn.measured", data=str(data), out_dir=str(out), concurrency=2
+        benchmark="egodyn",
+        graph="egodyn.measured",
+        data=str(data),
+        out_dir=str(out),
+        concurrency=2,
+        options={"scene_camera": scene_camera},
     )
     execute(config, show_progress=False)
     return json.loads((out / "metrics.json").read_text()), time.perf_counter() - t0
@@ -141,6 +146,11 @@ def main() -> None:
         "--timing", default="", help="comma-separated conditions to time at 1280x720 (CPU ms per clip)"
     )
     parser.add_argument("--timing-clips", type=int, default=6)
+    parser.add_argument(
+        "--scene-camera",
+        action="store_true",
+        help="run with -O scene_camera=true (lens and height lent by scene-mates)",
+    )
     args = parser.parse_args()
     names = [c.strip() for c in args.conditions.split(";" if ";" in args.conditions else ",") if c.strip()]
     for name in names:
@@ -158,7 +168,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|")
         for name in names:
             data = clips_for(work, name, args.n, args.seed)
-            metrics, wall = evaluate(data, Path(tmp) / f"run-{len(rows)}")
+            metrics, wall = evaluate(data, Path(tmp) / f"run-{len(rows)}", args.scene_camera)
             ratio, estimates, cameras = speed_ratio_and_estimates(Path(tmp) / f"run-{len(rows)}", data)
             asked = metrics["global"].get("n", 14 * args.n)
             n_failed = sum(v for k, v in estimates.items() if k not in ("full", "fallback"))

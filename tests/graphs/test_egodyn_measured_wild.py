@@ -20,8 +20,10 @@ from kinegraph.types import RunConfig
 SMALL = {"resolution": (480, 270), "noise_std": 1.0, "jpeg_quality": 90, "motion_blur_s": 0.0}
 
 
-def _run(data: Path, out: Path) -> None:
-    config = RunConfig(benchmark="egodyn", graph="egodyn.measured", data=str(data), out_dir=str(out))
+def _run(data: Path, out: Path, **options: object) -> None:
+    config = RunConfig(
+        benchmark="egodyn", graph="egodyn.measured", data=str(data), out_dir=str(out), options=options
+    )
     run(config, show_progress=False)
 
 
@@ -65,7 +67,6 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
     write_qa(rows, tmp_path / "data" / "carla_clips")
     assert all("camera" not in row for row in rows)
-    _loose_clips(tmp_path / "data")  # no scene-mate to lend a lens: what a clip cannot show stays assumed
     capfd.readouterr()
     _run(tmp_path / "data", tmp_path / "run")
     err = capfd.readouterr().err
@@ -93,23 +94,16 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     assert "Warnings:" in text and f"{len(assumed)} of 3 groups: camera assumed" in text
 
 
-def _loose_clips(data: Path) -> None:
-    """Drop the clips' `scene`: each clip stands alone, as a dashcam's loose clips do."""
-    index = data / "carla_clips" / "clips_index.jsonl"
-    rows = [json.loads(line) for line in index.read_text().splitlines()]
-    index.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "scene"}) + "\n" for r in rows))
-
-
 @pytest.mark.slow
 def test_a_lens_lent_by_a_scene_mate_is_recorded_and_not_warned_about(tmp_path: Path) -> None:
-    """The same three windows of one recording as above, loaded as one scene: the clips that cannot show
-    the lens take the one their scene-mate measured, recorded as estimated and `from_scene`; a warning
-    stays exactly where a value is still assumed."""
+    """The same three windows of one recording as above, run with `-O scene_camera=true`: the clips that
+    cannot show the lens take the one their scene-mate measured, recorded as estimated and `from_scene`;
+    a warning stays exactly where a value is still assumed."""
     conditions = Conditions(camera_given=False, **SMALL)  # type: ignore[arg-type]
     rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
     write_qa(rows, tmp_path / "data" / "carla_clips")
     assert len({row["scene"] for row in rows}) == 1
-    _run(tmp_path / "data", tmp_path / "run")
+    _run(tmp_path / "data", tmp_path / "run", scene_camera=True)
     lent = 0
     for p in _predictions(tmp_path / "run"):
         camera = p["trace"][0]["output"]["trajectory"]["camera"]

@@ -387,8 +387,9 @@ def test_a_turning_step_aligns_with_the_camera_swinging_about_the_rear_axle() ->
 def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_path: Path) -> None:
     """Two windows of one recording through a 60 deg lens, no camera given: driving straight shows no
     lens (before: the 90 deg guess stayed, and every speed read 0.58x), but the window that turns
-    measures it (within 8 %, `test_an_unknown_camera_is_never_silently_assumed`). Loaded as one scene,
-    the straight window is measured through that lens, estimated and said to come from the scene."""
+    measures it (within 8 %, `test_an_unknown_camera_is_never_silently_assumed`). Loaded as one scene
+    and measured with `scene_camera`, the straight window is measured through that lens, estimated and
+    said to come from the scene."""
     from kinegraph.benchmarks.egodyn import scene_clips
     from kinegraph.benchmarks.egodyn.loader import load
     from kinegraph.benchmarks.egodyn.measured_clip import measure_clip
@@ -412,11 +413,11 @@ def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_pa
     (clips / "qa.jsonl").write_text("\n".join(json.dumps(r) for r in qa) + "\n")
     straight = next(s for s in load(tmp_path) if s.group == "drive__w1")
 
-    def speed_and_camera(sample) -> tuple[float, dict]:
-        signals = measure_clip(sample, {}, None)["measured"]["signals"]
+    def speed_and_camera(sample, scene_camera: bool = True) -> tuple[float, dict]:
+        signals = measure_clip(sample, {}, None, scene_camera=scene_camera)["measured"]["signals"]
         return float(np.mean(signals["kinematics"]["speed"])), signals["trajectory"]["camera"]
 
-    alone_speed, alone = speed_and_camera(straight.model_copy(update={"context": {}}))
+    alone_speed, alone = speed_and_camera(straight, scene_camera=False)  # the graphs' default
     assert alone["values"]["focal"] == "assumed" and "from_scene" not in alone
     lent_speed, lent = speed_and_camera(straight)
     assert lent["values"]["focal"] == "estimated" and lent["from_scene"] == ["focal"]

@@ -6,11 +6,11 @@ oracle answers and TCogMap class. Shared by `egodyn.measured`, `egodyn.measured_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kinegraph.benchmarks.egodyn.scene_clips import own_trajectory, scene_camera
+from kinegraph.benchmarks.egodyn import scene_clips
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import (
@@ -22,6 +22,9 @@ from kinegraph.tools.camera_model import (
 )
 from kinegraph.tools.probe_results import measured_tcogmap
 from kinegraph.types import FrameRecord, Sample
+
+if TYPE_CHECKING:
+    from kinegraph.tools.ego_trajectory import EgoTrajectory
 
 
 def clip_camera(
@@ -79,19 +82,20 @@ def measure_clip(
     num_frames: int | None,
     decoded: tuple[np.ndarray, FrameRecord] | None = None,
     flows: Sequence[np.ndarray] | None = None,
+    scene_camera: bool = False,
 ) -> dict:
     """Decode the clip (unless `decoded`), measure its trajectory (LK tracks, or the given dense `flows`),
-    run the official kinematics and oracle (a worker thread). Camera values the clip's frames cannot
-    show are taken from its scene-mates where they measured them (`scene_clips`)."""
-    from kinegraph.benchmarks.egodyn.questions import load_question_bank
-    from kinegraph.tools.ego_trajectory import estimate_trajectory, measured_kinematics
-    from kinegraph.tools.oracle import label_clip
+    run the official kinematics and oracle (a worker thread). With `scene_camera`, camera values the
+    clip's frames cannot show are taken from its scene-mates where they measured them (`scene_clips`)."""
+    from kinegraph.tools.ego_trajectory import estimate_trajectory
 
     frames, record = decoded if decoded is not None else decode_clip(sample, num_frames)
     camera = clip_camera(sample, frames.shape[2], frames.shape[1], **camera_options)
+    if not scene_camera:
+        return _measured(record, estimate_trajectory(frames, record.timestamps_s, camera, flows=flows))
     width = frames.shape[2]
     if flows is None:  # LK tracks: the measurement its scene-mates read their lens from too
-        trajectory = own_trajectory(
+        trajectory = scene_clips.own_trajectory(
             sample,
             camera_options,
             num_frames,
@@ -100,9 +104,18 @@ def measure_clip(
         )
     else:
         trajectory = estimate_trajectory(frames, record.timestamps_s, camera, flows=flows)
-    lent = scene_camera(sample, camera, trajectory.camera, camera_options, num_frames, width)
+    lent = scene_clips.scene_camera(sample, camera, trajectory.camera, camera_options, num_frames, width)
     if lent is not None:  # what the clip could not show, measured on its scene-mates: measure it again
         trajectory = estimate_trajectory(frames, record.timestamps_s, lent, flows=flows)
+    return _measured(record, trajectory)
+
+
+def _measured(record: FrameRecord, trajectory: EgoTrajectory) -> dict:
+    """The frame record, official kinematics and oracle answers of a measured trajectory."""
+    from kinegraph.benchmarks.egodyn.questions import load_question_bank
+    from kinegraph.tools.ego_trajectory import measured_kinematics
+    from kinegraph.tools.oracle import label_clip
+
     kinematics = measured_kinematics(trajectory)
     return {
         "record": record,

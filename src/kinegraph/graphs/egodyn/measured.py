@@ -34,19 +34,26 @@ async def _measure(
     options: dict,
     num_frames: int | None,
     flow: DenseFlowSpec | None = None,
+    scene_camera: bool = False,
 ):
     """(measurement, None) or (None, one-line error) for the group's clip; with `flow`, the road
-    correspondences come from that dense flow through the run's tool-batching stage."""
+    correspondences come from that dense flow through the run's tool-batching stage; `scene_camera`:
+    what the clip cannot show of its camera is taken from its scene-mates (`scene_clips`)."""
     sample = state["samples"][0]
     if sample.media.kind == "none":
         return None, "this sample has no frames or video to measure a trajectory from"
     runtime.context.stats.decodes += 1
     try:
         if flow is None:
-            return await asyncio.to_thread(measure_clip, sample, options, num_frames), None
+            return await asyncio.to_thread(
+                measure_clip, sample, options, num_frames, None, None, scene_camera
+            ), None
         decoded = await asyncio.to_thread(decode_clip, sample, num_frames)
         flows = await runtime.context.tools.flow_fields(decoded[0], flow)
-        return await asyncio.to_thread(measure_clip, sample, options, num_frames, decoded, flows), None
+        measured = await asyncio.to_thread(
+            measure_clip, sample, options, num_frames, decoded, flows, scene_camera
+        )
+        return measured, None
     except (DataError, OSError, ValueError) as exc:
         return None, f"measuring the ego trajectory of {sample.group}: {exc}"
 
@@ -65,12 +72,15 @@ def correspondence_flow(correspondences: str, weights: str | None) -> DenseFlowS
 
 
 def measure_trajectory(
-    camera_options: dict[str, float | None], num_frames: int | None, flow: DenseFlowSpec | None = None
+    camera_options: dict[str, float | None],
+    num_frames: int | None,
+    flow: DenseFlowSpec | None = None,
+    scene_camera: bool = False,
 ) -> Any:
     """Node: the clip's measured trajectory and its oracle answers, or the group's input error."""
 
     async def measure(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-        out, error = await _measure(state, runtime, camera_options, num_frames, flow)
+        out, error = await _measure(state, runtime, camera_options, num_frames, flow, scene_camera)
         if out is None:
             return {"error": error}
         return {"frame_record": out["record"], "measurements": {"measured": out["measured"]}}
@@ -79,7 +89,7 @@ def measure_trajectory(
 
 
 def encode_measured_trajectory(
-    encoding: Encoding, num_points: int, camera_options: dict[str, float | None]
+    encoding: Encoding, num_points: int, camera_options: dict[str, float | None], scene_camera: bool = False
 ) -> Any:
     """Node: the measured trajectory as upstream's text encoding; a failed measurement fails the group
     (never a silent fall-back to the ground-truth trajectory or to no trajectory)."""
@@ -87,7 +97,7 @@ def encode_measured_trajectory(
     async def encode(state: GroupState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
         from kinegraph.tools.encoders import encode_trajectory as encode_text
 
-        out, error = await _measure(state, runtime, camera_options, None)
+        out, error = await _measure(state, runtime, camera_options, None, scene_camera=scene_camera)
         if out is None:
             raise DataError(error)
         text = encode_text(encoding, out["kinematics"], num_points=num_points)
@@ -103,6 +113,7 @@ def build_measured(
     num_frames: int | None = None,
     correspondences: str = "lk",
     weights: str | None = None,
+    scene_camera: bool = False,
 ) -> CompiledStateGraph:
     """`egodyn.measured`: frames -> measured metric trajectory -> official kinematics and oracle (14 answers).
 
@@ -110,11 +121,14 @@ def build_measured(
     documented CARLA defaults (tools/camera_model.py). `num_frames=None` uses every frame of the clip.
     `correspondences`: "lk" (tracked road corners, CPU) or a dense flow (`raft_small`, `raft_large` from
     the user's torchvision checkpoint `weights`, or `horn_schunck`) run on `--device`, batched across clips.
+    `scene_camera`: a clip without a camera takes the lens and mount height it cannot show from the other
+    windows of its recording (the index's `scene`), at up to 3x the CPU (docs/ego-trajectory.md: speeds
+    truer, answers not better).
     """
     options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
     flow = correspondence_flow(correspondences, weights)
     graph = StateGraph(GroupState, context_schema=GraphContext)
-    graph.add_node("measure_trajectory", measure_trajectory(options, num_frames, flow))
+    graph.add_node("measure_trajectory", measure_trajectory(options, num_frames, flow, scene_camera))
     graph.add_node("answer", answer_from("measured"))
     graph.add_node("record_group_error", record_group_error)
     graph.add_edge(START, "measure_trajectory")
@@ -134,11 +148,15 @@ def build_measured_trajectory(
     focal_px: float | None = None,
     camera_height_m: float | None = None,
     pitch_deg: float | None = None,
+    scene_camera: bool = False,
 ) -> CompiledStateGraph:
     """`egodyn.measured_trajectory`: `egodyn.trajectory` with the trajectory measured from every frame of
-    the clip instead of the ground truth; the VLM still sees `num_frames` evenly spaced frames."""
+    the clip instead of the ground truth; the VLM still sees `num_frames` evenly spaced frames
+    (`scene_camera` as for `egodyn.measured`)."""
     options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
-    prelude = [("measure_trajectory", encode_measured_trajectory(encoding, num_frames, options))]
+    prelude = [
+        ("measure_trajectory", encode_measured_trajectory(encoding, num_frames, options, scene_camera))
+    ]
     return vlm_graph(
         num_frames=num_frames, grouped=grouped, max_side=max_side, blocks=trajectory_blocks, prelude=prelude
     )
