@@ -206,7 +206,7 @@ def test_an_unknown_option_is_refused_in_one_line_naming_the_options():
         graph_spec("egodyn.measured").build({"bogus": 1})
     assert str(excinfo.value) == (
         "graph egodyn.measured has no option 'bogus' (options: focal_px, camera_height_m, pitch_deg, "
-        "num_frames, correspondences, weights)"
+        "num_frames, correspondences, weights, scene_camera)"
     )
     with pytest.raises(ValueError) as excinfo:
         graph_spec("egodyn.oracle").build({"num_frames": 3})
