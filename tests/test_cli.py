@@ -110,5 +110,5 @@ def test_unknown_graph_option_is_one_line_naming_the_valid_ones(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [
         "error: graph egodyn.measured has no option 'bogus' (options: focal_px, camera_height_m, "
-        "pitch_deg, num_frames, correspondences, weights)"
+        "pitch_deg, num_frames, correspondences, weights, scene_camera)"
     ]
