@@ -36,11 +36,11 @@ def weighted_median(values: Sequence[float], sigmas: Sequence[float]) -> tuple[f
     v = np.asarray(values, dtype=np.float64)
     w = 1.0 / np.maximum(np.asarray(sigmas, dtype=np.float64), 1e-12) ** 2
     order = np.argsort(v)
-    v, cumulative = v[order], np.cumsum(w[order])
+    v, w = v[order], w[order]
+    cumulative = np.cumsum(w)
     k = int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))
     exact = k + 1 < len(v) and math.isclose(cumulative[k], 0.5 * cumulative[-1])
     median = float(0.5 * (v[k] + v[k + 1])) if exact else float(v[k])  # a tie splits the two middle ones
-    w = w[order]
     spread = math.sqrt(float(np.sum(w * (v - median) ** 2) / np.sum(w)) / len(v))
     return median, max(1.0 / math.sqrt(float(np.sum(w))), spread)
 

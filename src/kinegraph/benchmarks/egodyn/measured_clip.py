@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kinegraph.benchmarks.egodyn import scene_clips
-from kinegraph.errors import DataError
-from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import (
     CARLA_DEFAULT_HFOV_DEG,
     DEFAULT_HEIGHT_M,
@@ -70,10 +68,7 @@ def camera_warnings(camera: CameraModel) -> list[str]:
 
 def decode_clip(sample: Sample, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:
     """The clip's frames (all when `num_frames` is None) and their record, which must carry times."""
-    frames, record = load_frames(sample.media, num_frames)
-    if len(record.timestamps_s) != len(frames):
-        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
-    return frames, record
+    return scene_clips.decode_media(sample.media, num_frames)
 
 
 def measure_clip(

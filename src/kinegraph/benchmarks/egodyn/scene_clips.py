@@ -13,11 +13,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kinegraph.errors import DataError
 from kinegraph.media import load_frames
 from kinegraph.tools.camera_model import CameraModel, camera_from_options
 from kinegraph.tools.scene_camera import SHARED_VALUES, own_measurements, scene_pool, with_scene_values
-from kinegraph.types import Media, Sample
+from kinegraph.types import FrameRecord, Media, Sample
 
 if TYPE_CHECKING:
     from kinegraph.tools.ego_trajectory import EgoTrajectory
@@ -77,13 +79,19 @@ def own_trajectory(
     return found[0]
 
 
+def decode_media(media: Media, num_frames: int | None) -> tuple[np.ndarray, FrameRecord]:
+    """A clip's frames (all when `num_frames` is None) and their record, which must carry times."""
+    frames, record = load_frames(media, num_frames)
+    if len(record.timestamps_s) != len(frames):
+        raise DataError("frames have no timestamps (no fps or per-frame times)", path=record.source)
+    return frames, record
+
+
 def _mate(media: Media, camera_options: Mapping[str, float | None], num_frames: int | None) -> Measured:
     """A scene-mate measured as its own questions measure it: decoded alike, through the same options."""
     from kinegraph.tools.ego_trajectory import estimate_trajectory
 
-    frames, record = load_frames(media, num_frames)
-    if len(record.timestamps_s) != len(frames):
-        raise DataError("frames have no timestamps (no fps or per-frame times)", path=media.video_path)
+    frames, record = decode_media(media, num_frames)
     camera = camera_from_options(frames.shape[2], frames.shape[1], **camera_options)
     return estimate_trajectory(frames, record.timestamps_s, camera), frames.shape[2]
 

@@ -45,13 +45,14 @@ async def _measure(
     runtime.context.stats.decodes += 1
     try:
         if flow is None:
-            return await asyncio.to_thread(
-                measure_clip, sample, options, num_frames, None, None, scene_camera
-            ), None
+            measured = await asyncio.to_thread(
+                measure_clip, sample, options, num_frames, scene_camera=scene_camera
+            )
+            return measured, None
         decoded = await asyncio.to_thread(decode_clip, sample, num_frames)
         flows = await runtime.context.tools.flow_fields(decoded[0], flow)
         measured = await asyncio.to_thread(
-            measure_clip, sample, options, num_frames, decoded, flows, scene_camera
+            measure_clip, sample, options, num_frames, decoded, flows, scene_camera=scene_camera
         )
         return measured, None
     except (DataError, OSError, ValueError) as exc:
@@ -122,7 +123,7 @@ def build_measured(
     `correspondences`: "lk" (tracked road corners, CPU) or a dense flow (`raft_small`, `raft_large` from
     the user's torchvision checkpoint `weights`, or `horn_schunck`) run on `--device`, batched across clips.
     `scene_camera`: a clip without a camera takes the lens and mount height it cannot show from the other
-    windows of its recording (the index's `scene`), at up to 3x the CPU (docs/ego-trajectory.md: speeds
+    windows of its recording (the index's `scene`), at about 1.5x the time (docs/ego-trajectory.md: speeds
     truer, answers not better).
     """
     options = {"focal_px": focal_px, "camera_height_m": camera_height_m, "pitch_deg": pitch_deg}
