@@ -95,11 +95,11 @@ FLAT_SHARE = 0.5  # a pair's curve with less than this share of the clip's contr
 ALIGNED_YAW_RATE_RPS = math.radians(4.0)  # the direct alignment's turn resolution: on 94 straight dusk
 # tuning clips the smoothed yaw rate strayed from its mean by up to 3.9 deg/s (median 0.4, 95th percentile
 # 3.2: a far field read 0.2-0.35 deg a pair off for half a second), while no turn strayed under 14 deg/s
-FAR_TURN_SIGMA_RAD = math.radians(
-    0.18
-)  # the far field's turn error a pair driving straight (dusk tuning) ...
-FAR_TURN_SHARE = 0.2  # ... growing by this share of the turn; the road alignment's, any turn:
-ROAD_TURN_SIGMA_RAD = math.radians(0.29)  # (`fused_turn`)
+# `fused_turn`: the far field's turn error a pair driving straight (dusk tuning), growing by a share of the
+# turn, and the road alignment's at any turn
+FAR_TURN_SIGMA_RAD = math.radians(0.18)
+FAR_TURN_SHARE = 0.2
+ROAD_TURN_SIGMA_RAD = math.radians(0.29)
 STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below this share: the car stands
 TRUSTED_INLIERS = 40  # a clip's tracks are checked against the direct alignment below this many inliers
 TRUSTED_SHARE = 0.5  # ... or this share of the tracked corners explained (the median pair's)
