@@ -288,6 +288,44 @@ def test_a_turns_net_turn_correction_rescales_the_turn() -> None:
     assert np.max(measured) == pytest.approx(0.3 * (1 + math.radians(2.0) / 0.6), rel=0.1)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_standing_cars_residue_is_standing(seed: int) -> None:
+    """A car standing through a 15 fps clip, whose road tracks held on flicker bands in its first
+    second: every other pair there read a step of 1-4.5 cm, the rest none. It stands: no path at all
+    and EgoDyn's answers for standing (before: 15-19 cm of travel, a speed peak in the first half and a
+    first half more dynamic than the second)."""
+    from kinegraph.tools.ego_trajectory import smooth_poses
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(46) / 15.0
+    steps = np.zeros(45)
+    steps[:12:2] = rng.uniform(0.01, 0.045, 6)
+    motions = np.column_stack([steps, np.zeros(45), np.zeros(45)])
+    sigma = np.column_stack([np.full(45, 0.01), np.full(45, 0.01), np.full(45, 1e-4)])
+    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(46), sigma, np.zeros(45, int), np.zeros(45)))
+    assert not xy.any() and not yaw.any()
+    answers = label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)
+    assert (answers["speed_regime"], answers["speed_peak_half"], answers["contrastive_sequence"]) == (
+        "stopped",
+        "no_peak",
+        "similar",
+    )
+
+
+def test_a_creeping_car_keeps_its_motion() -> None:
+    """A car rolling at 0.8 m/s through a 15 fps clip (5.3 cm a pair, 20 % noise) is no standing residue:
+    it keeps its 2.4 m of travel."""
+    from kinegraph.tools.ego_trajectory import smooth_poses
+
+    rng = np.random.default_rng(3)
+    t = np.arange(46) / 15.0
+    steps = 0.8 / 15.0 * (1.0 + rng.normal(0.0, 0.2, 45))
+    motions = np.column_stack([steps, np.zeros(45), np.zeros(45)])
+    sigma = np.column_stack([np.full(45, 0.01), np.full(45, 0.01), np.full(45, 1e-4)])
+    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(46), sigma, np.zeros(45, int), np.zeros(45)))
+    assert float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))) == pytest.approx(0.8 * 3.0, rel=0.1)
+
+
 @pytest.mark.slow
 def test_cruise_is_measured_at_constant_speed() -> None:
     frames, t, xy, yaw = render("cruise", 7, CAMERA)

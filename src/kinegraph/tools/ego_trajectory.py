@@ -108,6 +108,9 @@ ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get ro
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 SIGMA_TRUST_FACTOR = 2.0  # a pair's stated sigma counts within this factor of the clip's median
+STANDING_RESIDUE_MPS = 0.35  # a smoothed speed never reaching this is a standing car's residue: standing
+# tuning clips at dusk with row flicker kept up to 0.23 m/s; the slowest moving one read 0.52 (its lens
+# assumed 40 % too wide). Under EgoDyn's "stopped" (0.5 m/s): any clip it stops read "stopped" already
 NET_TURN_SPREAD_FLOOR_RPS = 0.01  # a straight clip's net-turn correction spreads evenly over it
 ROLL_ROUNDS = 4  # roll readings at most, the pairs refitted at each (`_roll_from_tracks`) ...
 ROLL_SETTLED_DEG = 0.1  # ... until one moves it by less than this
@@ -1066,12 +1069,16 @@ def smooth_poses(
     gets a smoothing spline (weights from the pair's sigma, strength by generalised cross-validation),
     and the path is re-integrated from the smooth speed and heading on a fine grid. A speed profile
     whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`),
-    and so is a yaw rate varying less than `yaw_rate_resolution` (rad/s; for the direct alignment).
+    and so is a yaw rate varying less than `yaw_rate_resolution` (rad/s; for the direct alignment). One
+    that never leaves what noise leaves of a standing car (`STANDING_RESIDUE_MPS`) is standing: no
+    motion at all, where a residue of a few cm/s gives a standing car a speed peak and a more dynamic half.
     """
     dt = np.diff(t)
     mid = 0.5 * (t[:-1] + t[1:])
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
     speed = steady_speed(mid, _smooth(mid, step / dt, np.maximum(motion.motion_sigma[:, 0], 1e-4) / dt))
+    if float(np.max(speed)) < STANDING_RESIDUE_MPS:
+        return np.zeros((len(t), 2)), np.zeros(len(t))  # a car that cannot be told from standing stands
     yaw_rate = _smooth(mid, motion.motions[:, 2] / dt, np.maximum(motion.motion_sigma[:, 2], 1e-6) / dt)
     if yaw_rate_resolution is not None and np.max(np.abs(yaw_rate - yaw_rate.mean())) < yaw_rate_resolution:
         yaw_rate = np.full_like(yaw_rate, float(yaw_rate.mean()))  # a turn the measurement cannot resolve
