@@ -288,6 +288,14 @@ def test_a_turns_net_turn_correction_rescales_the_turn() -> None:
     assert np.max(measured) == pytest.approx(0.3 * (1 + math.radians(2.0) / 0.6), rel=0.1)
 
 
+def straight_motion(steps_m: np.ndarray) -> ClipMotion:
+    """Pair motions straight ahead by `steps_m` (P,) m, each step stated to 1 cm."""
+    n = len(steps_m)
+    motions = np.column_stack([steps_m, np.zeros(n), np.zeros(n)])
+    sigma = np.column_stack([np.full(n, 0.01), np.full(n, 0.01), np.full(n, 1e-4)])
+    return ClipMotion(motions, np.zeros(n + 1), sigma, np.zeros(n, int), np.zeros(n))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_standing_cars_residue_is_standing(seed: int) -> None:
     """A car standing through a 15 fps clip, whose road tracks held on flicker bands in its first
@@ -300,9 +308,7 @@ def test_a_standing_cars_residue_is_standing(seed: int) -> None:
     t = np.arange(46) / 15.0
     steps = np.zeros(45)
     steps[:12:2] = rng.uniform(0.01, 0.045, 6)
-    motions = np.column_stack([steps, np.zeros(45), np.zeros(45)])
-    sigma = np.column_stack([np.full(45, 0.01), np.full(45, 0.01), np.full(45, 1e-4)])
-    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(46), sigma, np.zeros(45, int), np.zeros(45)))
+    xy, yaw = smooth_poses(t, straight_motion(steps))
     assert not xy.any() and not yaw.any()
     answers = label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)
     assert (answers["speed_regime"], answers["speed_peak_half"], answers["contrastive_sequence"]) == (
@@ -319,10 +325,7 @@ def test_a_creeping_car_keeps_its_motion() -> None:
 
     rng = np.random.default_rng(3)
     t = np.arange(46) / 15.0
-    steps = 0.8 / 15.0 * (1.0 + rng.normal(0.0, 0.2, 45))
-    motions = np.column_stack([steps, np.zeros(45), np.zeros(45)])
-    sigma = np.column_stack([np.full(45, 0.01), np.full(45, 0.01), np.full(45, 1e-4)])
-    xy, yaw = smooth_poses(t, ClipMotion(motions, np.zeros(46), sigma, np.zeros(45, int), np.zeros(45)))
+    xy, yaw = smooth_poses(t, straight_motion(0.8 / 15.0 * (1.0 + rng.normal(0.0, 0.2, 45))))
     assert float(np.sum(np.linalg.norm(np.diff(xy, axis=0), axis=1))) == pytest.approx(0.8 * 3.0, rel=0.1)
 
 
