@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from kinegraph.benchmarks.egodyn.questions import load_question_bank
-from kinegraph.benchmarks.egodyn.world import generate, nuscenes_segments_for
+from kinegraph.benchmarks.egodyn.world import generate, nuscenes_segments_for, write_carla_clips
 from kinegraph.benchmarks.nuscenes.loader import NuScenesTables
+from kinegraph.benchmarks.synthetic.conditions import Conditions
 from kinegraph.benchmarks.synthetic.maneuvers import expected_labels
 from kinegraph.media import read_video, video_info
 from kinegraph.suites import suites
@@ -170,3 +171,23 @@ def test_scene_length_follows_the_clip_count() -> None:
     assert nuscenes_segments_for(500) == 6
     with pytest.raises(ValueError, match="at least one clip"):
         generate(Path("unused"), 0, 0)
+
+
+def test_traffic_changes_the_video_and_never_the_egos_motion(tmp_path: Path) -> None:
+    def clips(traffic: int) -> Path:
+        out = tmp_path / f"traffic-{traffic}"
+        plain = Conditions(resolution=(160, 90), jpeg_quality=95, noise_std=0.0, traffic=traffic)
+        write_carla_clips(out, 2, 4000, conditions=plain)
+        return out
+
+    quiet, busy = clips(0), clips(8)
+    names = sorted(p.stem for p in (quiet / "carla_clips" / "arrays").glob("*.npz"))
+    assert len(names) == 2
+    for name in names:
+        truth, again = (_npz(root / "carla_clips" / "arrays" / f"{name}.npz") for root in (quiet, busy))
+        assert all(np.array_equal(value, again[key]) for key, value in truth.items())
+        videos = (root / "carla_videos_simulation" / f"{name}.mp4" for root in (quiet, busy))
+        still, moving = (read_video(video)[0] for video in videos)
+        changed = np.abs(moving.astype(int) - still.astype(int)).max(axis=-1) > 40
+        assert changed.mean() > 0.002  # vehicles in view ...
+        assert changed[:, 60:].any()  # ... standing on the road below the horizon

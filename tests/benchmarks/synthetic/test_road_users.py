@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from kinegraph.benchmarks.stsbench.scenarios import agent_scenario, describe, ego_agent_scenario
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera
 from kinegraph.benchmarks.synthetic.road_users import (
+    CLASS_SIZE_M,
     Road,
     RoadUser,
     cross,
     drive,
     image_box_px,
     speed_profile,
+    traffic_users,
 )
 from kinegraph.benchmarks.tad.road_users import tad_action
 
@@ -109,3 +113,26 @@ def test_tad_actions_from_the_vehicles_own_point_of_view(speed, lane_shift, dire
     shifts = ((0.3, 2.4, lane_shift),) if lane_shift else ()
     car = drive(road, "car", 3.0, S0 + 40.0, 0.0, profile, direction, shifts, turn)
     assert tad_action(car.sample(SEGMENT_S), road) == expected
+
+
+def test_traffic_keeps_to_the_outer_lanes_one_way_each_without_overlaps():
+    road = _straight_road()
+    users = traffic_users(road, 6.0, S0, (-1, 1), 8.0, 7, np.random.default_rng(3))
+    assert len(users) == 7
+    times = np.arange(0.0, 6.01, 0.5)
+    right = [u.sample(times) for u in users if u.xy_m[0, 1] < 0]
+    left = [u.sample(times) for u in users if u.xy_m[0, 1] > 0]
+    assert (len(right), len(left)) == (4, 3)  # the odd one drives the ego's way
+    for lane, users_there, direction in ((-3.5, right, 1.0), (3.5, left, -1.0)):
+        for user in users_there:
+            assert user.xy_m[:, 1] == pytest.approx(np.full(len(times), lane), abs=1e-6)  # a straight road
+            assert np.all(direction * np.diff(user.xy_m[:, 0]) > 0)
+        # one speed per lane, so the gaps at the start hold: bumper to bumper at least 8 m apart
+        xs = sorted((u.xy_m[0, 0], CLASS_SIZE_M[u.category][0]) for u in users_there)
+        for (x_a, length_a), (x_b, length_b) in itertools.pairwise(xs):
+            assert 8.0 <= x_b - x_a - 0.5 * (length_a + length_b) <= 30.0
+        speeds = {round(float(np.median(u.speed_mps())), 6) for u in users_there}
+        assert len(speeds) == 1
+    assert 4.0 <= float(np.median(right[0].speed_mps())) <= 12.0  # near the ego's 8 m/s
+    assert 7.0 <= float(np.median(left[0].speed_mps())) <= 12.0
+    assert traffic_users(road, 6.0, S0, (-1, 1), 8.0, 0, np.random.default_rng(3)) == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,13 @@ from kinegraph.benchmarks.synthetic.camera_variation import CameraRig, body_pitc
 from kinegraph.benchmarks.synthetic.conditions import Conditions
 from kinegraph.benchmarks.synthetic.maneuvers import EgoTrack
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
-from kinegraph.benchmarks.synthetic.road_world import asphalt_detail, build_world, ego_lane_offset_m
+from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_at, traffic_users
+from kinegraph.benchmarks.synthetic.road_world import (
+    LANE_WIDTH_M,
+    asphalt_detail,
+    build_world,
+    ego_lane_offset_m,
+)
 from kinegraph.media import write_video
 from kinegraph.tools.kinematics import clip_kinematics
 
@@ -88,6 +95,7 @@ def write_carla_clips(
         yaw = np.interp(log_t, track.timestamps_s, track.yaw_rad)
         offset = ego_lane_offset_m(track.timestamps_s, track.yaw_rad, track.speed_mps, track.segments)
         world = build_world(track.xy_m, track.yaw_rad, int(rng.integers(2**31)), lane_offset_m=offset)
+        traffic = _traffic(track, offset, conditions.traffic if conditions else 0, [seed, k, 19])
         rig = draw_camera(np.random.default_rng([seed, k, 13])) if varied else None
         if rig is not None and conditions is not None:
             rig = conditions.applied_to(rig)
@@ -117,7 +125,7 @@ def write_carla_clips(
                 if conditions.frame_jitter:
                     record["frame_times_s"] = [round(float(t - times[0]), 6) for t in times]
             blur_s = rig.motion_blur_s if rig is not None else 0.0
-            frames = [_exposed(renderer, track, t, blur_s, rig, accel) for t in times]
+            frames = [_exposed(renderer, track, t, blur_s, rig, accel, traffic) for t in times]
             if rig is not None:
                 frames = [degrade(f, rig, noise_rng, float(t)) for f, t in zip(frames, times, strict=True)]
             write_video(out_dir / "carla_videos_simulation" / f"{clip_id}.mp4", frames, fps)
@@ -132,9 +140,11 @@ def _exposed(
     exposure_s: float,
     rig: CameraRig | None,
     accel_mps2: np.ndarray,
+    traffic: Sequence[RoadUser] = (),
 ) -> np.ndarray:
     """The frame at `time_s`, averaged over an exposure of `exposure_s` centred on it (motion blur);
-    the body pitches with the track's acceleration `accel_mps2` (per track sample) where a rig says so."""
+    the body pitches with the track's acceleration `accel_mps2` (per track sample) where a rig says so,
+    and the `traffic` moves on through the exposure too."""
     times = [time_s] if exposure_s <= 0 else time_s + np.linspace(-exposure_s / 2, exposure_s / 2, 5)
     images = []
     for t in times:
@@ -144,10 +154,24 @@ def _exposed(
         if rig is not None:
             a = np.interp(t, track.timestamps_s, accel_mps2)
             pitch = float(body_pitch_rad(rig, np.array([a]))[0])
-        images.append(renderer.render(x, y, yaw, pitch))
+        movers = movers_at([user.sample(np.array([t])) for user in traffic], 0) if traffic else None
+        images.append(renderer.render(x, y, yaw, pitch, movers))
     if len(images) == 1:
         return images[0]
     return np.clip(np.mean(images, axis=0) + 0.5, 0, 255).astype(np.uint8)
+
+
+def _traffic(track: EgoTrack, lane_offset_m: np.ndarray, n: int, seed: list[int]) -> list[RoadUser]:
+    """`n` vehicles in the lanes beside those the ego drives in (`road_users.traffic_users`)."""
+    if n == 0:
+        return []
+    road = Road.around_ego(track.xy_m, track.yaw_rad, lane_offset_m)
+    lanes = np.round(lane_offset_m / LANE_WIDTH_M).astype(int)
+    s_ego = float(road.locate(track.xy_m[:1])[0][0])
+    duration = float(track.timestamps_s[-1])
+    mean_speed = float(np.mean(track.speed_mps))
+    outer = (int(lanes.min()) - 1, int(lanes.max()) + 1)
+    return traffic_users(road, duration, s_ego, outer, mean_speed, n, np.random.default_rng(seed))
 
 
 def generate(

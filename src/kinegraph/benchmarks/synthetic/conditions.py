@@ -18,6 +18,8 @@ import numpy as np
 from kinegraph.benchmarks.synthetic.camera_variation import CameraRig
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera
 
+MAX_TRAFFIC = 40  # other vehicles a condition may put on the road
+
 
 @dataclass(frozen=True)
 class Conditions:
@@ -30,7 +32,8 @@ class Conditions:
     `bonnet_rows`: as on the rig. `resolution`, `hfov_deg`, `height_m`, `pitch_deg`: a fixed camera
     instead of the drawn one. `roll_deg`: the camera turned about its optical axis (a windscreen mount
     rarely sits level); like a CARLA calibration, the row's `camera` object leaves it out.
-    `camera_given`: False writes rows without their `camera` object.
+    `camera_given`: False writes rows without their `camera` object. `traffic`: other vehicles on the
+    road beside the ego's lanes (`traffic_users`): half of them drive its way, half come towards it.
     """
 
     fps: float = 10.0
@@ -48,12 +51,15 @@ class Conditions:
     pitch_deg: float | None = None
     roll_deg: float | None = None
     camera_given: bool = True
+    traffic: int = 0
 
     def __post_init__(self) -> None:
         if not (1.0 <= self.fps <= 60.0):
             raise ValueError(f"fps must be within 1..60, got {self.fps}")
         if not (0.0 <= self.frame_jitter < 0.5):
             raise ValueError(f"frame_jitter must be within [0, 0.5), got {self.frame_jitter}")
+        if not (0 <= self.traffic <= MAX_TRAFFIC):
+            raise ValueError(f"traffic must be within 0..{MAX_TRAFFIC} vehicles, got {self.traffic}")
 
     def applied_to(self, rig: CameraRig) -> CameraRig:
         """The drawn rig with this condition's overrides."""
@@ -127,6 +133,7 @@ CONDITIONS: dict[str, Conditions] = {
     "row_flicker": Conditions(row_flicker=0.15),
     "bonnet": Conditions(bonnet_rows=0.15),
     "roll": Conditions(roll_deg=2.5),
+    "traffic": Conditions(traffic=8),
     "fps5": Conditions(fps=5.0),
     "fps15": Conditions(fps=15.0),
     "fps25": Conditions(fps=25.0),
@@ -140,6 +147,7 @@ CONDITIONS: dict[str, Conditions] = {
     "dusk+flicker15": replace(DUSK, fps=15.0, row_flicker=0.15),
     "dusk+fps5": replace(DUSK, fps=5.0),
     "dusk+uneven_times": replace(DUSK, frame_jitter=0.3),
+    "dusk+traffic": replace(DUSK, traffic=8),
     "dusk/camera_unknown": replace(DUSK, camera_given=False),
     "flicker15/camera_unknown": Conditions(fps=15.0, row_flicker=0.15, camera_given=False),
 }

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kinegraph.benchmarks.synthetic.road_render import NEAR_M, PinholeCamera
-from kinegraph.benchmarks.synthetic.road_world import FACE_SHADE, road_reference_line
+from kinegraph.benchmarks.synthetic.road_world import FACE_SHADE, LANE_WIDTH_M, road_reference_line
 
 FINE_DT_S = 0.05
 # (length, width, height) in metres and body colour of each class; TAD's vehicle classes plus pedestrians.
@@ -198,3 +198,40 @@ def image_box_px(
     if x1 >= x2 or y1 >= y2:
         return None
     return [x1, y1, x2, y2]
+
+
+TRAFFIC_CLASSES = ("car", "car", "car", "truck", "bus", "motorcycle")  # drawn with these odds
+
+
+def traffic_users(
+    road: Road,
+    duration_s: float,
+    s_ego_m: float,
+    lanes: tuple[int, int],
+    ego_speed_mps: float,
+    n: int,
+    rng: np.random.Generator,
+) -> list[RoadUser]:
+    """`n` vehicles in the outer lanes `lanes` (right, left; lane j centred j x `LANE_WIDTH_M` left of the
+    reference line), none in the ego's: the right lane's drive the ego's way at one speed near
+    `ego_speed_mps`, the left lane's come towards it and pass it during the `duration_s`. Each lane's
+    vehicles keep one speed and gaps of 8-30 m, so no two overlap."""
+    users = []
+    with_ego, towards = (n + 1) // 2, n // 2
+    lane_speeds = (max(0.0, ego_speed_mps + rng.uniform(-4.0, 4.0)), rng.uniform(7.0, 12.0))
+    starts = (s_ego_m + rng.uniform(-20.0, 10.0), s_ego_m + rng.uniform(30.0, 60.0))
+    t = np.arange(int(round(duration_s / FINE_DT_S)) + 1) * FINE_DT_S
+    for count, lane, speed, start, direction in zip(
+        (with_ego, towards), lanes, lane_speeds, starts, (1, -1), strict=True
+    ):
+        kinds = [TRAFFIC_CLASSES[int(rng.integers(len(TRAFFIC_CLASSES)))] for _ in range(count)]
+        lengths = np.array([CLASS_SIZE_M[kind][0] for kind in kinds])
+        gaps = rng.uniform(8.0, 30.0, max(0, count - 1))  # bumper to bumper
+        centres = (
+            start + np.concatenate([[0.0], np.cumsum(0.5 * (lengths[1:] + lengths[:-1]) + gaps)])[:count]
+        )
+        users += [
+            drive(road, kind, duration_s, float(s), lane * LANE_WIDTH_M, np.full_like(t, speed), direction)
+            for kind, s in zip(kinds, centres, strict=True)
+        ]
+    return users
