@@ -320,7 +320,9 @@ def direct_motions(
     nearest tracked pair's; the turn that aligns the road better keeps its curve (at 5 fps a pair turns
     by up to 6 deg, and a curve warped at the wrong turn is flat: the car read as slow, or standing). One
     dynamic-programming pass picks the clip's speed profile through the curves (a car cannot jump
-    between speeds), and Gauss-Newton refines each pair from it.
+    between speeds), and Gauss-Newton refines each pair from it. Where the profile stands the pair
+    stands: from a standing guess Gauss-Newton follows whatever else moves (vehicles passing a standing
+    car at dusk: up to 1.4 m/s). Under row flicker the profile is too coarse to say so.
     """
     frames = _aligned_frames(raw, cam, pitch)
     small_cam, prepared, moving, mask, flicker = frames
@@ -364,6 +366,9 @@ def direct_motions(
     costs[flat] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
     for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
+        if speed == 0.0 and not flicker:  # the clip's profile stands here: so does the pair
+            fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+            continue
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
         # under row flicker every curve is shallow and the profile through them coarse: the fit stays
