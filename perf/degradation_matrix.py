@@ -1,7 +1,7 @@
 """The degradation matrix of `egodyn.measured`: every capture condition alone and combined, scored officially.
 
 For each named condition (`benchmarks/synthetic/conditions.py`: noise, JPEG q10, 40 ms motion blur, dusk
-darkness, row-wise flicker, a bonnet, 5-30 fps, uneven frame times, the camera unknown, and their
+darkness, row-wise flicker, a bonnet, 5-30 fps, uneven frame times, traffic, the camera unknown, and their
 combinations) it writes CARLA-style clips on drawn camera rigs, runs `egodyn.measured` through the runner
 and prints the official scorer's global balanced accuracy, the share of questions answered, which
 estimate answered (full / fallback), the median speed ratio measured/true and CPU ms per clip.

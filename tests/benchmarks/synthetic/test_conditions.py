@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kinegraph.benchmarks.synthetic.conditions import CONDITIONS, DUSK, condition
+from kinegraph.benchmarks.synthetic.conditions import CONDITIONS, DUSK, Conditions, condition
 
 
 def test_every_named_condition_resolves_to_itself() -> None:
@@ -28,3 +28,9 @@ def test_any_condition_with_the_camera_unknown_keeps_everything_else() -> None:
 def test_an_unknown_name_is_refused_with_the_known_ones(name: str) -> None:
     with pytest.raises(KeyError, match="known: clean, drawn"):
         condition(name)
+
+
+@pytest.mark.parametrize("traffic", [-1, 41])
+def test_traffic_beyond_what_a_road_holds_is_refused(traffic: int) -> None:
+    with pytest.raises(ValueError, match=f"traffic must be within 0..40 vehicles, got {traffic}"):
+        Conditions(traffic=traffic)
