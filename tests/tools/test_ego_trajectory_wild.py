@@ -24,7 +24,7 @@ from kinegraph.benchmarks.synthetic.camera_variation import CameraRig, degrade
 from kinegraph.benchmarks.synthetic.conditions import condition
 from kinegraph.benchmarks.synthetic.maneuvers import script_maneuver
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
-from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_at, traffic_users
+from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_when, traffic_users
 from kinegraph.benchmarks.synthetic.road_world import build_world
 from kinegraph.media import read_video, write_video
 from kinegraph.tools.camera_model import CameraModel, carla_default
@@ -68,7 +68,7 @@ def render(
     noise = np.random.default_rng(seed)
     frames = [
         degrade(
-            renderer.render(float(x), float(y), float(a), 0.0, _movers(users, s - t[0])),
+            renderer.render(float(x), float(y), float(a), 0.0, movers_when(users, s - t[0])),
             the_rig,
             noise,
             float(s),
@@ -79,10 +79,6 @@ def render(
         write_video(Path(tmp) / "clip.mp4", frames, 10.0)
         decoded, _ = read_video(Path(tmp) / "clip.mp4")
     return decoded, xy, yaw
-
-
-def _movers(users: list[RoadUser], time_s: float) -> tuple[np.ndarray, np.ndarray] | None:
-    return movers_at([u.sample(np.array([time_s])) for u in users], 0) if users else None
 
 
 def model_of(camera: PinholeCamera) -> CameraModel:

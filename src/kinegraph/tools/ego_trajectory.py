@@ -330,10 +330,11 @@ def direct_motions(
     if not mask.any() or float(np.mean(prepared[:, mask] ** 2)) < MIN_STRUCTURE:
         return fits  # no road in view, or a road without any structure (blank frames)
     still = np.array([0.01, 0.01, math.radians(0.05)])
+    standing = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)  # what a standing pair reads
     tracked = [k for k, f in enumerate(seeds) if f is not None]
     todo = frames.moving_pairs(pairs)
     for k in sorted(set(pairs) - set(todo)):  # both frames show the standing view
-        fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+        fits[k] = standing
     if not todo:
         return fits
     far = far_field_turns(prepared, small_cam, pitch)
@@ -358,7 +359,7 @@ def direct_motions(
     joined = len(todo) >= MIN_DIP_PAIRS and dip_share(costs, SPEED_GRID_MPS, profile) >= MIN_DIP_SHARE
     if clip_contrast < MIN_COST_CONTRAST and not joined:
         for k in todo:  # shallow curves whose minima no drivable speed profile joins: the car stands
-            fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+            fits[k] = standing
         return fits
     # a curve much flatter than the clip's shows nothing moving: it leans towards standing, as far as
     # its neighbours allow
@@ -367,7 +368,7 @@ def direct_motions(
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
     for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
         if speed == 0.0 and not flicker:  # the clip's profile stands here: so does the pair
-            fits[k] = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)
+            fits[k] = standing
             continue
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)

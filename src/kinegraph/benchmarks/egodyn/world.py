@@ -38,7 +38,7 @@ from kinegraph.benchmarks.synthetic.camera_variation import CameraRig, body_pitc
 from kinegraph.benchmarks.synthetic.conditions import Conditions
 from kinegraph.benchmarks.synthetic.maneuvers import EgoTrack
 from kinegraph.benchmarks.synthetic.road_render import PinholeCamera, RoadRenderer
-from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_at, traffic_users
+from kinegraph.benchmarks.synthetic.road_users import Road, RoadUser, movers_when, traffic_users
 from kinegraph.benchmarks.synthetic.road_world import (
     LANE_WIDTH_M,
     asphalt_detail,
@@ -154,8 +154,7 @@ def _exposed(
         if rig is not None:
             a = np.interp(t, track.timestamps_s, accel_mps2)
             pitch = float(body_pitch_rad(rig, np.array([a]))[0])
-        movers = movers_at([user.sample(np.array([t])) for user in traffic], 0) if traffic else None
-        images.append(renderer.render(x, y, yaw, pitch, movers))
+        images.append(renderer.render(x, y, yaw, pitch, movers_when(traffic, float(t))))
     if len(images) == 1:
         return images[0]
     return np.clip(np.mean(images, axis=0) + 0.5, 0, 255).astype(np.uint8)

@@ -10,6 +10,7 @@ world-frame trajectory (positions, headings): every label the benchmarks ask abo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +115,11 @@ def movers_at(users: list[RoadUser], i: int) -> tuple[np.ndarray, np.ndarray]:
     if not users:
         return np.zeros((0, 8, 3)), np.zeros((0, 6, 3))
     return np.stack([u.box_corners_m(i) for u in users]), np.stack([u.face_rgb() for u in users])
+
+
+def movers_when(users: Sequence[RoadUser], time_s: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The renderer's `movers` with every user where it is at `time_s` (its own clock); None for none."""
+    return movers_at([user.sample(np.array([time_s])) for user in users], 0) if users else None
 
 
 def _ramp(t: np.ndarray, start_s: float, duration_s: float) -> np.ndarray:
