@@ -376,3 +376,37 @@ def test_exposure_flicker_does_not_break_tracking() -> None:
     assert np.median(flickering.n_inliers) >= 0.8 * np.median(steady.n_inliers)
     a, b = photometric_normalised([frames[0, ..., 0], (frames[0, ..., 0] * 0.7 + 20).astype(np.uint8)])
     assert np.abs(a.astype(int) - b.astype(int)).mean() < 2.0  # gain and offset undone
+
+
+def test_remeasured_speeds_spread_as_the_pairs_did() -> None:
+    """A clip whose pairs read exactly 10 m/s is re-measured at 10 m/s every time. One whose
+    pairs scatter by 0.8 m/s (white) is re-measured about its own smoothed speed, never twice alike,
+    and the same way on every call (seeded)."""
+    from kinegraph.tools.ego_trajectory import remeasured_speeds
+
+    t = np.arange(31) / RATE_HZ
+    sigma = np.full(30, 0.02)
+    np.testing.assert_allclose(
+        remeasured_speeds(t, np.full(30, 1.0), sigma), np.full((24, 30), 10.0), atol=1e-9
+    )
+    steps = 0.1 * (10.0 + 2.0 * np.linspace(0.0, 1.0, 30) + np.random.default_rng(0).normal(0.0, 0.8, 30))
+    profiles = remeasured_speeds(t, steps, sigma)
+    assert profiles.shape == (24, 30)
+    assert len({p.tobytes() for p in profiles}) == 24
+    np.testing.assert_allclose(profiles.mean(axis=0), 10.0 + 2.0 * np.linspace(0.0, 1.0, 30), atol=0.6)
+    np.testing.assert_array_equal(profiles, remeasured_speeds(t, steps, sigma))
+
+
+def test_the_remeasuring_smoother_chooses_its_strength_as_scipys_spline_does() -> None:
+    """`_gcv_smoothed` picks among precomputed smoothers by the criterion `make_smoothing_spline` minimises
+    itself; on noisy profiles the two fits agree to a few cm/s."""
+    from scipy.interpolate import make_smoothing_spline
+
+    from kinegraph.tools.ego_trajectory import _gcv_smoothed, _smoothers
+
+    mid = np.arange(30) / RATE_HZ + 0.05
+    smoothers = _smoothers(mid, np.ones(30))
+    for seed in range(4):
+        values = 8.0 + seed * np.sin(mid) + np.random.default_rng(seed).normal(0.0, 0.8, 30)
+        ours = _gcv_smoothed(values, smoothers)
+        np.testing.assert_allclose(ours, make_smoothing_spline(mid, values)(mid), atol=0.08)

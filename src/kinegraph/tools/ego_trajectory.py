@@ -108,6 +108,10 @@ ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get ro
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 SIGMA_TRUST_FACTOR = 2.0  # a pair's stated sigma counts within this factor of the clip's median
+REMEASURES = 24  # speed profiles `remeasured_speeds` draws by default ...
+SMOOTHING_STRENGTHS = np.geomspace(
+    1e-7, 1e1, 33
+)  # ... smoothed at the GCV-best of these (`_smoother_matrix`)
 STANDING_RESIDUE_MPS = 0.35  # a smoothed speed never reaching this is a standing car's residue: standing
 # tuning clips at dusk with row flicker kept up to 0.23 m/s; the slowest moving one read 0.52 (its lens
 # assumed 40 % too wide). Under EgoDyn's "stopped" (0.5 m/s): any clip it stops read "stopped" already
@@ -138,8 +142,9 @@ class EgoTrajectory:
     """A measured ego trajectory in the first frame's ego frame (x forward, y left, yaw + = left).
 
     Per frame (T,): `timestamps_s`, `xy_m` (T, 2), `yaw_rad`, `pitch_rad` (camera pitch the fit found).
-    Per pair (T-1,): `step_m` (distance), `dyaw_rad`, `confidence` in [0, 1], `n_inliers`, `n_tracked`
-    (corners tracked, the road model explains `n_inliers` of them), `rms_px`.
+    Per pair (T-1,): `step_m` (distance) and its stated 1-sigma `step_sigma_m`, `dyaw_rad`, `confidence`
+    in [0, 1], `n_inliers`, `n_tracked` (corners tracked, the road model explains `n_inliers` of them),
+    `rms_px`.
     `raw_xy_m`/`raw_yaw_rad` are the integrated poses before smoothing. `camera` is what was assumed;
     `lever_arm_m` how far ahead of the trajectory's point (the no-slip point, e.g. the rear axle) it sits.
     """
@@ -151,6 +156,7 @@ class EgoTrajectory:
     raw_xy_m: np.ndarray
     raw_yaw_rad: np.ndarray
     step_m: np.ndarray
+    step_sigma_m: np.ndarray
     dyaw_rad: np.ndarray
     confidence: np.ndarray
     n_inliers: np.ndarray
@@ -767,7 +773,12 @@ def _n_fits(tracked: Tracked) -> int:
 
 
 def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """Smoothing spline through `values` (T,) at `t` with per-point 1-sigma weights (GCV-chosen).
+    """Smoothing spline through `values` (T,) at `t` with per-point 1-sigma weights (GCV-chosen)."""
+    return make_smoothing_spline(t, values, w=_spline_weights(sigma))(t)
+
+
+def _spline_weights(sigma: np.ndarray) -> np.ndarray:
+    """The smoothing spline's weights (T,) from per-point 1-sigma, mean 1.
 
     A pair's sigma is trusted only within `SIGMA_TRUST_FACTOR` of the clip's median: the stated sigmas
     rank the pairs, but they are 0.13-0.58 of the actual errors, and a pair stated ten times surer
@@ -779,8 +790,26 @@ def _smooth(t: np.ndarray, values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     typical = float(np.median(sigma[finite]))
     trusted = np.clip(sigma, typical / SIGMA_TRUST_FACTOR, typical * SIGMA_TRUST_FACTOR)
     weights = 1.0 / np.maximum(np.where(finite, trusted, 100.0 * typical * SIGMA_TRUST_FACTOR), 1e-6) ** 2
-    weights = weights / weights.mean()
-    return make_smoothing_spline(t, values, w=weights)(t)
+    return weights / weights.mean()
+
+
+def _smoothers(t: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The linear smoothers (S, T, T) of the weighted spline `_smooth` fits at `t`, one per strength of
+    `SMOOTHING_STRENGTHS`: re-drawn values are then smoothed at a matrix product each (`_gcv_smoothed`)."""
+    eye = np.eye(len(t))
+    return np.stack(
+        [make_smoothing_spline(t, eye, w=weights, lam=float(lam))(t) for lam in SMOOTHING_STRENGTHS]
+    )
+
+
+def _gcv_smoothed(values: np.ndarray, smoothers: np.ndarray) -> np.ndarray:
+    """`values` (T,) through the one of `smoothers` that generalised cross-validation prefers, as
+    `make_smoothing_spline` chooses its strength."""
+    n = len(values)
+    fitted = smoothers @ values
+    rss = np.sum((values - fitted) ** 2, axis=1)  # unweighted, as `make_smoothing_spline`'s criterion
+    free = np.maximum(n - np.trace(smoothers, axis1=1, axis2=2), 1e-9)
+    return fitted[int(np.argmin(n * rss / free**2))]
 
 
 def _integrate(motions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -852,6 +881,7 @@ def estimate_trajectory(
         raw_xy_m=raw_xy,
         raw_yaw_rad=raw_yaw,
         step_m=step,
+        step_sigma_m=motion.motion_sigma[:, 0],
         dyaw_rad=motion.motions[:, 2],
         confidence=confidence_of(motion),
         n_inliers=motion.n_inliers,
@@ -1066,6 +1096,34 @@ def ego_origin_motions(motions: np.ndarray, lever_m: float) -> np.ndarray:
     return np.column_stack([tx + lever_m * (1.0 - np.cos(dyaw)), ty - lever_m * np.sin(dyaw), dyaw])
 
 
+def _speed_sigma(step_sigma_m: np.ndarray, dt_s: np.ndarray) -> np.ndarray:
+    return np.maximum(step_sigma_m, 1e-4) / dt_s
+
+
+def _smooth_speed(mid_s: np.ndarray, speed_mps: np.ndarray, sigma_mps: np.ndarray) -> np.ndarray:
+    """The pairs' speeds (P,) smoothed as `smooth_poses` smooths them, steady where they are."""
+    return steady_speed(mid_s, _smooth(mid_s, speed_mps, sigma_mps))
+
+
+def remeasured_speeds(
+    timestamps_s: np.ndarray, step_m: np.ndarray, step_sigma_m: np.ndarray, n: int = REMEASURES, seed: int = 0
+) -> np.ndarray:
+    """`n` smoothed speed profiles (n, P) the clip's frames could as well have given: each pair's speed
+    drawn again about the smoothed profile with the spread of the clip's own residuals, then smoothed as
+    `smooth_poses` smooths it, its strength chosen again. Aligned pairs' speed errors are independent
+    (lag-1 autocorrelation -0.08..+0.03 at dusk), so the draws are too. An answer that changes between
+    them is one the measurement does not resolve. Seeded: the same clip gives the same profiles."""
+    t = np.asarray(timestamps_s, dtype=float)
+    dt, mid = np.diff(t), 0.5 * (t[:-1] + t[1:])
+    speed, sigma = np.asarray(step_m) / dt, _speed_sigma(np.asarray(step_sigma_m), dt)
+    smooth = _smooth_speed(mid, speed, sigma)
+    residual = (speed - smooth)[np.isfinite(sigma) & np.isfinite(speed)]
+    spread = 1.4826 * float(np.median(np.abs(residual - np.median(residual)))) if len(residual) else 0.0
+    smoothers = _smoothers(mid, _spline_weights(sigma))
+    drawn = smooth + np.random.default_rng(seed).normal(0.0, spread, (n, len(smooth)))
+    return np.stack([steady_speed(mid, _gcv_smoothed(values, smoothers)) for values in drawn])
+
+
 def smooth_poses(
     t: np.ndarray, motion: ClipMotion, yaw_rate_resolution: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -1082,7 +1140,7 @@ def smooth_poses(
     dt = np.diff(t)
     mid = 0.5 * (t[:-1] + t[1:])
     step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
-    speed = steady_speed(mid, _smooth(mid, step / dt, np.maximum(motion.motion_sigma[:, 0], 1e-4) / dt))
+    speed = _smooth_speed(mid, step / dt, _speed_sigma(motion.motion_sigma[:, 0], dt))
     if float(np.max(speed)) < STANDING_RESIDUE_MPS:
         return np.zeros((len(t), 2)), np.zeros(len(t))  # a car that cannot be told from standing stands
     yaw_rate = _smooth(mid, motion.motions[:, 2] / dt, np.maximum(motion.motion_sigma[:, 2], 1e-6) / dt)

@@ -242,12 +242,11 @@ def _sequential_event(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
     return RuleOutcome("no", {"first_event_count": len(first), "second_event_count": len(second)})
 
 
-def _peak_half_detection(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
-    arr = clip.array(p["feature"])
-    if len(arr) == 0:
-        return RuleOutcome("no_peak", {"error": "empty_array"})
-    mid, peak = len(arr) // 2, int(np.argmax(arr))
-    peak_value, mean_value = float(arr[peak]), float(np.mean(arr))
+def peak_half(values: np.ndarray, p: Mapping[str, Any]) -> tuple[int, float, float, Label]:
+    """A `peak_half_detection` question's (parameters `p`) peak index, peak and mean of non-empty
+    `values`, and its label."""
+    mid, peak = len(values) // 2, int(np.argmax(values))
+    peak_value, mean_value = float(values[peak]), float(np.mean(values))
     ratio = p.get("prominence_ratio", 0.05)
     if abs(mean_value) > 1e-6:
         prominent = (peak_value - mean_value) / abs(mean_value) >= ratio
@@ -255,9 +254,15 @@ def _peak_half_detection(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
         prominent = peak_value >= ratio
     floor = p.get("min_peak_value")
     if not prominent or (floor is not None and peak_value < floor):
-        label = "no_peak"
-    else:
-        label = "first_half" if peak < mid else "second_half"
+        return peak, peak_value, mean_value, "no_peak"
+    return peak, peak_value, mean_value, "first_half" if peak < mid else "second_half"
+
+
+def _peak_half_detection(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
+    arr = clip.array(p["feature"])
+    if len(arr) == 0:
+        return RuleOutcome("no_peak", {"error": "empty_array"})
+    peak, peak_value, mean_value, label = peak_half(arr, p)
     return RuleOutcome(label, {"peak_index": peak, "peak_value": peak_value, "mean_value": mean_value})
 
 
@@ -274,15 +279,19 @@ def _stop_and_go_detection(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
     return RuleOutcome("yes" if cycles >= p.get("min_stops", 1) else "no", {"stop_go_cycles": cycles})
 
 
-def _half_comparison(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
-    arr, how = clip.array(p["feature"]), p.get("aggregation", "rms")
-    mid = len(arr) // 2
-    first, second = abs(aggregate(arr[:mid], how)), abs(aggregate(arr[mid:], how))
+def halves(values: np.ndarray, p: Mapping[str, Any]) -> tuple[float, float, Label]:
+    """A `half_comparison` question's (parameters `p`) two half aggregates of `values` and its label."""
+    how, mid = p.get("aggregation", "rms"), len(values) // 2
+    first, second = abs(aggregate(values[:mid], how)), abs(aggregate(values[mid:], how))
     top = max(first, second)
     if top < 1e-9 or abs(first - second) / top < p.get("similarity_threshold", 0.2):
-        label = "similar"
-    else:
-        label = "first_half" if first > second else "second_half"
+        return first, second, "similar"
+    return first, second, "first_half" if first > second else "second_half"
+
+
+def _half_comparison(clip: _Clip, p: Mapping[str, Any]) -> RuleOutcome:
+    first, second, label = halves(clip.array(p["feature"]), p)
+    how = p.get("aggregation", "rms")
     return RuleOutcome(label, {f"{how}_first_half": first, f"{how}_second_half": second})
 
 
