@@ -53,6 +53,11 @@ def test_measured_answers_all_14_questions_from_frames(clips: Path, tmp_path: Pa
     assert trajectory["camera"]["source"] == "data"
     assert len(signals["kinematics"]["speed"]) == 31
     assert first["frames"]["indices"] == list(range(31))  # every frame of the clip was used
+    for prediction in _predictions(tmp_path / "measured"):  # a half not resolved is answered as recorded
+        unresolved = prediction["trace"][0]["output"]["unresolved"]
+        if prediction["question_id"] in unresolved:
+            entry = unresolved[prediction["question_id"]]
+            assert prediction["answer"] == entry["answer"] != entry["measured"]
 
 
 @pytest.mark.slow
