@@ -108,10 +108,8 @@ ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get ro
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 SIGMA_TRUST_FACTOR = 2.0  # a pair's stated sigma counts within this factor of the clip's median
-REMEASURES = 24  # speed profiles `remeasured_speeds` draws by default ...
-SMOOTHING_STRENGTHS = np.geomspace(
-    1e-7, 1e1, 33
-)  # ... smoothed at the GCV-best of these (`_smoother_matrix`)
+REMEASURES = 24  # speed profiles `remeasured_speeds` draws by default, each smoothed at the GCV-best
+SMOOTHING_STRENGTHS = np.geomspace(1e-7, 1e1, 33)  # of these strengths (`_gcv_smoothed`)
 STANDING_RESIDUE_MPS = 0.35  # a smoothed speed never reaching this is a standing car's residue: standing
 # tuning clips at dusk with row flicker kept up to 0.23 m/s; the slowest moving one read 0.52 (its lens
 # assumed 40 % too wide). Under EgoDyn's "stopped" (0.5 m/s): any clip it stops read "stopped" already
