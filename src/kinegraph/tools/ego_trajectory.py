@@ -104,7 +104,8 @@ STANDING_ENERGY_SHARE = 0.4  # road energy left after the clip's median below th
 TRUSTED_INLIERS = 40  # a clip's tracks are checked against the direct alignment below this many inliers
 TRUSTED_SHARE = 0.5  # ... or this share of the tracked corners explained (the median pair's)
 BLOCKY = 2.2  # blockiness above which frames are deblocked before tracking
-ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share get row-wise normalisation
+ROW_FLICKER_SHARE = 0.07  # row-wise brightness changes beyond this share have their row gain divided out
+ROW_GAIN_SMOOTH_SHARE = 0.02  # of the frame's height: a row gain's smoothing (bands span 12-25 % of it)
 STEADY_ACCEL_RMS_MPS2 = 0.05  # below these, a smoothed speed profile is reported as constant
 STEADY_ACCEL_MAX_MPS2 = 0.12
 SIGMA_TRUST_FACTOR = 2.0  # a pair's stated sigma counts within this factor of the clip's median
@@ -237,27 +238,38 @@ def deblocking_sigma_px(gray: np.ndarray) -> float:
 
 
 def photometric_normalised(grays: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Each grey frame with the mean and spread of its road set to 128 and 40 grey levels: the lower
-    half's as a whole, or each row's (smoothed over a few rows) when the frames show row-wise flicker.
+    """Each grey frame with the mean and spread of its road (the lower half) set to 128 and 40 grey
+    levels, after its row gain is divided out where the frames show row-wise flicker (`without_row_gain`).
 
     Auto-exposure, flicker and tone-mapping change a frame's gain, which breaks Lucas-Kanade's
     brightness constancy (a +-10 % gain flicker cost tracking half its inliers). A rolling shutter
     under flickering lights changes the gain row by row, in bands that move between frames: a
-    frame-wide normalisation lets those through (a lane change lost every track). Row-wise
-    normalisation is kept for such clips: on steady ones it costs a little heading precision.
+    frame-wide normalisation lets those through (a lane change lost every track).
     """
-    if not row_flicker(grays):
-        return [_normalised(g, g[g.shape[0] // 2 :].mean(), g[g.shape[0] // 2 :].std()) for g in grays]
+    if row_flicker(grays):
+        grays = without_row_gain(grays)
+    return [_normalised(g, g[g.shape[0] // 2 :].mean(), g[g.shape[0] // 2 :].std()) for g in grays]
+
+
+def without_row_gain(
+    grays: Sequence[np.ndarray], smooth_share: float = ROW_GAIN_SMOOTH_SHARE
+) -> list[np.ndarray]:
+    """float32 frames, each divided by its row gain: its row-mean profile over the clip's median profile,
+    smoothed over `smooth_share` of the frame's height.
+
+    A rolling shutter under flickering lights multiplies every row by a gain of its own, smooth over the
+    rows and at a new phase in every frame. The clip's median profile keeps what the scene's own rows
+    look like (sky, horizon, a stop line), so only each frame's departure from it is divided out and the
+    road's row-to-row structure stays; normalising every row's mean and spread on its own took that
+    structure away with the bands.
+    """
+    profiles = np.stack([g.mean(axis=1, dtype=np.float64) for g in grays]) + 1.0
+    reference = np.median(profiles, axis=0)
     out = []
-    for gray in grays:
-        smooth = max(1.0, gray.shape[0] / 90.0)
-        mean = cv2.GaussianBlur(
-            gray.mean(axis=1, keepdims=True, dtype=np.float32), (1, 0), smooth, sigmaY=smooth
-        )
-        spread = cv2.GaussianBlur(
-            gray.std(axis=1, keepdims=True, dtype=np.float32), (1, 0), smooth, sigmaY=smooth
-        )
-        out.append(_normalised(gray, mean, spread))
+    for gray, profile in zip(grays, profiles, strict=True):
+        sigma = max(1.0, smooth_share * gray.shape[0])
+        ratio = (profile / reference).astype(np.float32)[:, None]
+        out.append(gray.astype(np.float32) / cv2.GaussianBlur(ratio, (1, 0), sigma, sigmaY=sigma))
     return out
 
 
