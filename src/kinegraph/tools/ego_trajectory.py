@@ -263,14 +263,19 @@ def without_row_gain(
     road's row-to-row structure stays; normalising every row's mean and spread on its own took that
     structure away with the bands.
     """
-    profiles = np.stack([g.mean(axis=1, dtype=np.float64) for g in grays]) + 1.0
-    reference = np.median(profiles, axis=0)
     out = []
-    for gray, profile in zip(grays, profiles, strict=True):
+    for gray, relative in zip(grays, _relative_row_profiles(grays), strict=True):
         sigma = max(1.0, smooth_share * gray.shape[0])
-        ratio = (profile / reference).astype(np.float32)[:, None]
+        ratio = relative.astype(np.float32)[:, None]
         out.append(gray.astype(np.float32) / cv2.GaussianBlur(ratio, (1, 0), sigma, sigmaY=sigma))
     return out
+
+
+def _relative_row_profiles(grays: Sequence[np.ndarray]) -> np.ndarray:
+    """(T, H): each frame's row means over the clip's median row means (1 where a row looks as usual);
+    what `row_flicker` tests and `without_row_gain` divides out."""
+    profiles = np.stack([g.mean(axis=1, dtype=np.float64) for g in grays]) + 1.0
+    return profiles / np.median(profiles, axis=0)
 
 
 def _normalised(gray: np.ndarray, mean: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
@@ -282,8 +287,7 @@ def row_flicker(grays: Sequence[np.ndarray], threshold: float = ROW_FLICKER_SHAR
     """Whether the frames' brightness varies row by row differently from frame to frame by more than
     `threshold` (a share of the mean): each frame's row-mean profile, divided by the clip's median
     profile, detrended over the frame, then its typical spread."""
-    profiles = np.stack([g.mean(axis=1, dtype=np.float64) for g in grays]) + 1.0
-    relative = profiles / np.median(profiles, axis=0)
+    relative = _relative_row_profiles(grays)
     relative /= relative.mean(axis=1, keepdims=True)
     return bool(np.median(np.std(relative, axis=1)) > threshold)
 
