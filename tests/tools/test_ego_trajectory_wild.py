@@ -34,6 +34,7 @@ from kinegraph.tools.ego_trajectory import (
     estimate_trajectory,
     kept_in_cell,
     photometric_normalised,
+    thinned_frames,
     without_row_gain,
 )
 from kinegraph.tools.ground_tracks import road_mask
@@ -318,6 +319,33 @@ def test_uneven_frame_times_are_honoured() -> None:
     measured = estimate_trajectory(frames, times, model_of(CAMERA))
     true_speed = np.linalg.norm(np.diff(xy, axis=0), axis=1) / np.diff(times)
     np.testing.assert_allclose(measured.speed_mps(), true_speed, rtol=0.10, atol=0.15)
+
+
+@pytest.mark.parametrize(("maneuver", "seed"), [("cruise", 0), ("brake", 1)])
+def test_dusk_at_30_fps_keeps_the_speed(maneuver: str, seed: int) -> None:
+    """Dusk (noise, JPEG quality 10, a bonnet) filmed at 30 fps: a pair's step is a third of the 10 fps
+    one, and every pair aligned directly read the car at 0.48-0.56x its speed. The clip is now measured
+    on every third frame, and the measurement says so."""
+    times = np.arange(91) / 30.0
+    dusk = rig(exposure=0.3, contrast=0.6, noise_std=6.0, jpeg_quality=10, bonnet_rows=0.15)
+    frames, xy, _ = render(maneuver, seed, times, dusk)
+    measured = estimate_trajectory(frames, times, model_of(CAMERA))
+    assert mean_speed(xy, times) > 5.0
+    assert float(np.mean(measured.speed_mps())) == pytest.approx(mean_speed(xy, times), rel=0.1)
+    np.testing.assert_allclose(measured.timestamps_s, times[::3])
+    assert "measured on 31 of the 91 frames" in measured.estimate.reason
+
+
+@pytest.mark.parametrize(
+    ("fps", "expected"),
+    [(30.0, list(range(0, 91, 3))), (25.0, [*range(0, 76, 2), 75]), (20.0, list(range(0, 61, 2)))],
+)
+def test_weak_tracks_are_measured_near_ten_frames_a_second(fps: float, expected: list[int]) -> None:
+    """Every m-th frame, m = fps // 10, and the last one; 15 fps and slower keep every frame."""
+    times = np.arange(round(3.0 * fps) + 1) / fps
+    np.testing.assert_array_equal(thinned_frames(times), expected)
+    for slow in (15.0, 12.0, 10.0, 5.0):
+        assert len(thinned_frames(np.arange(round(3.0 * slow) + 1) / slow)) == round(3.0 * slow) + 1
 
 
 @pytest.mark.parametrize("seed", [0, 3])

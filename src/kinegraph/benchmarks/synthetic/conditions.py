@@ -146,6 +146,8 @@ CONDITIONS: dict[str, Conditions] = {
     "flicker15": Conditions(fps=15.0, row_flicker=0.15),
     "dusk+flicker15": replace(DUSK, fps=15.0, row_flicker=0.15),
     "dusk+fps5": replace(DUSK, fps=5.0),
+    "dusk+fps15": replace(DUSK, fps=15.0),
+    "dusk+fps30": replace(DUSK, fps=30.0),
     "dusk+uneven_times": replace(DUSK, frame_jitter=0.3),
     "dusk+traffic": replace(DUSK, traffic=8),
     "dusk/camera_unknown": replace(DUSK, camera_given=False),
