@@ -1152,12 +1152,12 @@ def _smooth_speed(mid_s: np.ndarray, speed_mps: np.ndarray, sigma_mps: np.ndarra
 def remeasured_speeds(
     timestamps_s: np.ndarray, step_m: np.ndarray, step_sigma_m: np.ndarray, n: int = REMEASURES, seed: int = 0
 ) -> np.ndarray:
-    """`n` smoothed speed profiles (n, P) the clip's frames could as well have given: each pair's speed
+    """`n` smoothed speed profiles (n, P) the clip's frames could as well have given (P: the pairs, or the
+    intervals `at_smoothing_rate` pools them into, whose times are the profiles'): each pair's speed
     drawn again about the smoothed profile with the spread of the clip's own residuals, then smoothed as
     `smooth_poses` smooths it, its strength chosen again. Aligned pairs' speed errors are independent
     (lag-1 autocorrelation -0.08..+0.03 at dusk), so the draws are too. An answer that changes between
-    them is one the measurement does not resolve. Seeded: the same clip gives the same profiles, at the
-    times `at_smoothing_rate` pools the pairs into."""
+    them is one the measurement does not resolve. Seeded: the same clip gives the same profiles."""
     t, step, step_sigma = at_smoothing_rate(
         np.asarray(timestamps_s, dtype=float),
         np.asarray(step_m, dtype=float),
@@ -1201,7 +1201,8 @@ def smooth_poses(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Frame poses from the pair motions, smoothed jointly over the clip.
 
-    Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors; each series
+    Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors (the speeds
+    of pairs faster than 10 a second pooled first, `at_smoothing_rate`); each series
     gets a smoothing spline (weights from the pair's sigma, strength by generalised cross-validation),
     and the path is re-integrated from the smooth speed and heading on a fine grid. A speed profile
     whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`),
