@@ -860,8 +860,9 @@ def estimate_trajectory(
 
     `camera` is at the frames' resolution. `flows`: dense correspondences instead of LK tracks, one
     flow field (h, w, 2) px at its own resolution per consecutive pair (e.g. RAFT's,
-    `tools.dense_flow.dense_flow_fields`). Raises ValueError when too few frame pairs have enough
-    tracked road (a blank, frozen-sky or corrupt clip): a measurement is never silently zero.
+    `tools.dense_flow.dense_flow_fields`; they are used as given, where LK tracks too thin at 20 fps
+    and more have the clip measured on `thinned_frames`). Raises ValueError when too few frame pairs
+    have enough tracked road (a blank, frozen-sky or corrupt clip): a measurement is never silently zero.
     """
     frames, t = _check_inputs(frames, timestamps_s)
     if flows is not None and (
