@@ -245,30 +245,6 @@ def test_one_overconfident_pair_does_not_bend_a_steady_speed(seed: int) -> None:
     assert answers["driving_smoothness"] == "smooth"
 
 
-def test_pairs_faster_than_ten_a_second_are_pooled_into_tenths_of_a_second() -> None:
-    """30 fps pairs of 0.3 m, each to 1 cm, pool into 30 intervals of 0.9 m, each to sqrt(3) cm; at
-    15 fps an interval takes one whole pair and half of the next (0.9 m, sqrt(1.25) cm). A pair
-    with no usable sigma makes the intervals it falls in unusable, and no other. 10 fps is kept as is."""
-    from kinegraph.tools.ego_trajectory import at_smoothing_rate
-
-    t30 = np.arange(91) / 30.0
-    edges, steps, sigma = at_smoothing_rate(t30, np.full(90, 0.3), np.full(90, 0.01))
-    np.testing.assert_allclose(edges, np.arange(31) / 10.0)
-    np.testing.assert_allclose(steps, np.full(30, 0.9))
-    np.testing.assert_allclose(sigma, np.full(30, 0.01 * math.sqrt(3.0)))
-    t15 = np.arange(46) / 15.0
-    unusable = np.full(45, 0.01)
-    unusable[4] = math.inf  # 0.267-0.333 s: the third and fourth intervals
-    _, steps, sigma = at_smoothing_rate(t15, np.full(45, 0.6), unusable)
-    np.testing.assert_allclose(steps, np.full(30, 0.9))
-    assert list(np.flatnonzero(~np.isfinite(sigma))) == [2, 3]
-    np.testing.assert_allclose(np.delete(sigma, [2, 3]), 0.01 * math.sqrt(1.25))
-    t10 = np.arange(31) / 10.0
-    edges, steps, _ = at_smoothing_rate(t10, np.arange(30.0), np.full(30, 0.01))
-    assert edges is t10
-    np.testing.assert_array_equal(steps, np.arange(30.0))
-
-
 def test_a_straight_clips_net_turn_is_kept_without_magnifying_its_weave() -> None:
     """A straight clip weaving at 0.01 rad/s (net 0.0015 rad), whose last pair read 0.3 deg with no usable
     sigma: the smoothed heading ends near 0.0009 rad, the pairs sum to 0.0067. Scaling the heading to

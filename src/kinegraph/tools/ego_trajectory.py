@@ -113,8 +113,6 @@ REMEASURES = 24  # speed profiles `remeasured_speeds` draws by default, each smo
 SMOOTHING_STRENGTHS = np.geomspace(1e-7, 1e1, 33)  # of these strengths (`_gcv_smoothed`)
 THINNED_RATE_HZ = 10.0  # a clip with weak tracks at twice this frame rate or more is measured on every
 # m-th frame, m = rate // this (`thinned_frames`)
-SMOOTHING_RATE_HZ = 10.0  # faster pairs are pooled into intervals of 1 / this before smoothing (EgoDyn's
-# rate, and the one the smoothing was tuned at: `at_smoothing_rate`)
 STANDING_RESIDUE_MPS = 0.35  # a smoothed speed never reaching this is a standing car's residue: standing
 # tuning clips at dusk with row flicker kept up to 0.23 m/s; the slowest moving one read 0.52 (its lens
 # assumed 40 % too wide). Under EgoDyn's "stopped" (0.5 m/s): any clip it stops read "stopped" already
@@ -1153,19 +1151,14 @@ def _smooth_speed(mid_s: np.ndarray, speed_mps: np.ndarray, sigma_mps: np.ndarra
 def remeasured_speeds(
     timestamps_s: np.ndarray, step_m: np.ndarray, step_sigma_m: np.ndarray, n: int = REMEASURES, seed: int = 0
 ) -> np.ndarray:
-    """`n` smoothed speed profiles (n, P) the clip's frames could as well have given (P: the pairs, or the
-    intervals `at_smoothing_rate` pools them into, whose times are the profiles'): each pair's speed
+    """`n` smoothed speed profiles (n, P) the clip's frames could as well have given: each pair's speed
     drawn again about the smoothed profile with the spread of the clip's own residuals, then smoothed as
     `smooth_poses` smooths it, its strength chosen again. Aligned pairs' speed errors are independent
     (lag-1 autocorrelation -0.08..+0.03 at dusk), so the draws are too. An answer that changes between
     them is one the measurement does not resolve. Seeded: the same clip gives the same profiles."""
-    t, step, step_sigma = at_smoothing_rate(
-        np.asarray(timestamps_s, dtype=float),
-        np.asarray(step_m, dtype=float),
-        np.asarray(step_sigma_m, dtype=float),
-    )
+    t = np.asarray(timestamps_s, dtype=float)
     dt, mid = np.diff(t), 0.5 * (t[:-1] + t[1:])
-    speed, sigma = step / dt, _speed_sigma(step_sigma, dt)
+    speed, sigma = np.asarray(step_m) / dt, _speed_sigma(np.asarray(step_sigma_m), dt)
     smooth = _smooth_speed(mid, speed, sigma)
     residual = (speed - smooth)[np.isfinite(sigma) & np.isfinite(speed)]
     spread = 1.4826 * float(np.median(np.abs(residual - np.median(residual)))) if len(residual) else 0.0
@@ -1174,36 +1167,12 @@ def remeasured_speeds(
     return np.stack([steady_speed(mid, _gcv_smoothed(values, smoothers)) for values in drawn])
 
 
-def at_smoothing_rate(
-    t: np.ndarray, step_m: np.ndarray, step_sigma_m: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs' steps (P,) and their 1-sigma pooled into even intervals of 1 / `SMOOTHING_RATE_HZ`
-    over the clip where it has more pairs than such intervals: (interval edges, steps, sigmas), each
-    pair's step shared out in proportion to its time in an interval. Slower clips come back as they are.
-
-    At 15 fps and more consecutive pairs see nearly the same road, and their speed errors are no longer
-    independent (dusk tuning clips: lag-1 and lag-2 autocorrelation 0.14 and 0.18 at 15 fps, -0.03 and
-    0.05 at 10 fps); cross-validation then takes the errors for motion and the spline follows them
-    (steady clips read braking). Pooled, every frame rate reaches the speed's smoothing as EgoDyn's 10 Hz
-    do. The turns are not pooled: the far field reads each pair's turn on its own.
-    """
-    n = max(2, round(float(t[-1] - t[0]) * SMOOTHING_RATE_HZ))
-    if len(t) - 1 <= n:
-        return t, step_m, step_sigma_m
-    edges = np.linspace(t[0], t[-1], n + 1)
-    overlap = np.minimum(edges[1:, None], t[None, 1:]) - np.maximum(edges[:-1, None], t[None, :-1])
-    share = np.clip(overlap, 0.0, None) / np.diff(t)[None, :]  # (n, P): each column sums to 1
-    variance = share**2 * np.where(share > 0, step_sigma_m[None, :] ** 2, 0.0)  # a pair's sigma may be inf
-    return edges, share @ step_m, np.sqrt(np.sum(variance, axis=1))
-
-
 def smooth_poses(
     t: np.ndarray, motion: ClipMotion, yaw_rate_resolution: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Frame poses from the pair motions, smoothed jointly over the clip.
 
-    Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors (the speeds
-    of pairs faster than 10 a second pooled first, `at_smoothing_rate`); each series
+    Each pair gives a speed and a yaw rate at its mid-time with nearly independent errors; each series
     gets a smoothing spline (weights from the pair's sigma, strength by generalised cross-validation),
     and the path is re-integrated from the smooth speed and heading on a fine grid. A speed profile
     whose acceleration stays below the measurement's resolution is reported as constant (`steady_speed`),
@@ -1211,20 +1180,17 @@ def smooth_poses(
     that never leaves what noise leaves of a standing car (`STANDING_RESIDUE_MPS`) is standing: no
     motion at all, where a residue of a few cm/s gives a standing car a speed peak and a more dynamic half.
     """
-    pooled_t, step, step_sigma = at_smoothing_rate(
-        t, np.hypot(motion.motions[:, 0], motion.motions[:, 1]), motion.motion_sigma[:, 0]
-    )
-    speed_mid = 0.5 * (pooled_t[:-1] + pooled_t[1:])
-    speed = _smooth_speed(speed_mid, step / np.diff(pooled_t), _speed_sigma(step_sigma, np.diff(pooled_t)))
-    if float(np.max(speed)) < STANDING_RESIDUE_MPS:
-        return np.zeros((len(t), 2)), np.zeros(len(t))  # a car that cannot be told from standing stands
     dt = np.diff(t)
     mid = 0.5 * (t[:-1] + t[1:])
+    step = np.hypot(motion.motions[:, 0], motion.motions[:, 1])
+    speed = _smooth_speed(mid, step / dt, _speed_sigma(motion.motion_sigma[:, 0], dt))
+    if float(np.max(speed)) < STANDING_RESIDUE_MPS:
+        return np.zeros((len(t), 2)), np.zeros(len(t))  # a car that cannot be told from standing stands
     yaw_rate = _smooth(mid, motion.motions[:, 2] / dt, np.maximum(motion.motion_sigma[:, 2], 1e-6) / dt)
     if yaw_rate_resolution is not None and np.max(np.abs(yaw_rate - yaw_rate.mean())) < yaw_rate_resolution:
         yaw_rate = np.full_like(yaw_rate, float(yaw_rate.mean()))  # a turn the measurement cannot resolve
     fine = np.linspace(t[0], t[-1], 20 * len(t) + 1)
-    speed_f = np.maximum(np.interp(fine, speed_mid, speed), 0.0)
+    speed_f = np.maximum(np.interp(fine, mid, speed), 0.0)
     rate_f = np.interp(fine, mid, yaw_rate)
     heading_f = np.concatenate([[0.0], np.cumsum(0.5 * (rate_f[1:] + rate_f[:-1]) * np.diff(fine))])
     heading_f = keep_net_turn(heading_f, rate_f, fine, float(np.sum(motion.motions[:, 2])))

@@ -127,7 +127,7 @@ def unresolved_halves(
 
     On a steady clip each half's acceleration is the speed's noise, and the ratio of two noise levels
     names a half: at dusk (seed 4001) 20 of the 31 clips whose halves are alike were answered a half."""
-    from kinegraph.tools.ego_trajectory import at_smoothing_rate, remeasured_speeds
+    from kinegraph.tools.ego_trajectory import remeasured_speeds
 
     asked = {
         qid: q
@@ -137,11 +137,11 @@ def unresolved_halves(
     }
     if not asked:
         return {}
-    pooled_t = at_smoothing_rate(trajectory.timestamps_s, trajectory.step_m, trajectory.step_sigma_m)[0]
-    mid = 0.5 * (pooled_t[:-1] + pooled_t[1:])
+    t = trajectory.timestamps_s
+    mid = 0.5 * (t[:-1] + t[1:])
     profiles = [
         {"speed": speed, "accel": np.gradient(speed, mid)}
-        for speed in remeasured_speeds(trajectory.timestamps_s, trajectory.step_m, trajectory.step_sigma_m)
+        for speed in remeasured_speeds(t, trajectory.step_m, trajectory.step_sigma_m)
     ]
     out = {}
     for qid, q in asked.items():
