@@ -145,6 +145,8 @@ CONDITIONS: dict[str, Conditions] = {
     "dusk_highway": replace(DUSK, resolution=(960, 540), height_m=2.0, pitch_deg=5.0),
     "flicker15": Conditions(fps=15.0, row_flicker=0.15),
     "dusk+flicker15": replace(DUSK, fps=15.0, row_flicker=0.15),
+    # the same under the ordinary compression of a dashcam, where the bands reach dim frames diluted
+    "dusk+flicker15+jpeg95": replace(DUSK, fps=15.0, row_flicker=0.15, jpeg_quality=95),
     "dusk+fps5": replace(DUSK, fps=5.0),
     "dusk+fps15": replace(DUSK, fps=15.0),
     "dusk+fps30": replace(DUSK, fps=30.0),
