@@ -307,7 +307,10 @@ def row_flicker(grays: Sequence[np.ndarray], threshold: float = ROW_FLICKER_SHAR
     profile over all rows, tested before, read dusk frames with +-15 % flicker under ordinary compression
     0.056-0.066 and missed them (the threshold was 0.07; frames without flicker read up to 0.069): the
     bands reach a dark, low-contrast frame diluted by what the gain does not touch (a black level, a tone
-    curve's toe), and the tracks' errors doubled. It missed half the day-time clips with flicker too."""
+    curve's toe), and the tracks' errors doubled. It missed half the day-time clips with flicker too.
+    Fewer than three frames show no flicker: a frame needs a neighbour each side to be told from the road."""
+    if len(grays) < 3:
+        return False
     relative = _relative_row_profiles(grays)
     sigma = _row_sigma(relative.shape[1])
     road = relative[:, relative.shape[1] // 2 :]
