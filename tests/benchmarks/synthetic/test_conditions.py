@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kinegraph.benchmarks.synthetic.conditions import CONDITIONS, DUSK, Conditions, condition
@@ -34,3 +35,16 @@ def test_an_unknown_name_is_refused_with_the_known_ones(name: str) -> None:
 def test_traffic_beyond_what_a_road_holds_is_refused(traffic: int) -> None:
     with pytest.raises(ValueError, match=f"traffic must be within 0..40 vehicles, got {traffic}"):
         Conditions(traffic=traffic)
+
+
+@pytest.mark.parametrize(
+    ("fps", "n_frames", "last_s"),
+    [(5.0, 16, 3.0), (10.0, 31, 3.0), (12.5, 38, 2.96), (15.0, 46, 3.0), (7.0, 22, 3.0)],
+)
+def test_frames_are_captured_within_the_window(fps: float, n_frames: int, last_s: float) -> None:
+    """3 s at 12.5 fps is 37.5 gaps: 38 frames, the last at 2.96 s; a 39th at 3.04 s lies past the window
+    (the last window of a drive has no track there, and its frame froze)."""
+    times = Conditions(fps=fps).frame_times_s(3.0, np.random.default_rng(0))
+    assert len(times) == n_frames
+    assert times[-1] == pytest.approx(last_s)
+    assert times[-1] <= 3.0 + 1e-9

@@ -103,8 +103,10 @@ class Conditions:
         )
 
     def frame_times_s(self, duration_s: float, rng: np.random.Generator) -> np.ndarray:
-        """Capture times over [0, duration_s]: every 1/fps, the inner ones moved by the jitter."""
-        n = int(round(duration_s * self.fps)) + 1
+        """Capture times over [0, duration_s]: every 1/fps, the inner ones moved by the jitter. None lies
+        past the window (at 12.5 fps a rounded frame count put the last frame at 3.04 s of a 3 s window,
+        where the last window of a drive has no track left and the frame froze: a false hard stop)."""
+        n = int(math.floor(duration_s * self.fps + 1e-9)) + 1
         times = np.arange(n) / self.fps
         if self.frame_jitter > 0 and n > 2:
             times[1:-1] += rng.uniform(-self.frame_jitter, self.frame_jitter, n - 2) / self.fps
