@@ -31,6 +31,7 @@ from kinegraph.tools.camera_model import CameraModel, carla_default
 from kinegraph.tools.ego_trajectory import (
     SPEED_GRID_MPS,
     aligned_focal,
+    could_stand,
     estimate_trajectory,
     kept_in_cell,
     photometric_normalised,
@@ -327,6 +328,16 @@ def test_pulling_away_at_dusk_keeps_every_step(seed: int) -> None:
     assert measured.estimate.kind == "road_alignment"
     true_step = np.linalg.norm(np.diff(xy, axis=0), axis=1)
     assert float(np.max(np.abs(measured.step_m - true_step))) < 0.3
+
+
+def test_a_car_stands_only_where_its_speeds_around_could_brake_to_zero() -> None:
+    """At 8 m/s^2 a car at 2 m/s half a second away can stand (2 <= 4), one at 8 m/s cannot (8 > 4): a
+    view that looks standing amid such speeds is not a stop. Pulling away from standing still stands."""
+    mid = np.array([0.1, 0.2, 0.3, 0.5])
+    assert could_stand(0.0, mid, np.array([0.5, 1.0, 2.0, 3.9]), 8.0)  # each under 8 x its time away
+    assert not could_stand(0.0, mid, np.array([0.5, 1.0, 2.5, 3.9]), 8.0)  # 2.5 m/s 0.3 s away: 2.4 reach
+    assert not could_stand(0.0, np.array([0.5]), np.array([8.0]), 8.0)
+    assert could_stand(0.0, np.array([0.5]), np.array([2.0]), 8.0)
 
 
 def test_uneven_frame_times_are_honoured() -> None:

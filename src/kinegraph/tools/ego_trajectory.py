@@ -414,6 +414,10 @@ def direct_motions(
     flat = contrast < min(MIN_COST_CONTRAST, 1.0 + FLAT_SHARE * (clip_contrast - 1.0))
     costs[flat] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
+    mid = np.cumsum(dt) - 0.5 * dt
+    for k in sorted(set(pairs) - set(todo)):
+        if not could_stand(float(mid[k]), mid[todo], speeds, MAX_ACCEL_MPS2):
+            fits[k] = None  # a standing view amid a car too fast to have stopped: unmeasured, not standing
     for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
         if speed == 0.0 and not flicker:  # the clip's profile stands here: so does the pair
             fits[k] = standing
@@ -429,6 +433,17 @@ def direct_motions(
             turn = fused_turn(float(far[k]), float(fit.motion[2]))
             fits[k] = fit._replace(motion=np.array([fit.motion[0], fit.motion[1], turn]))
     return fits
+
+
+def could_stand(at_s: float, mid_s: np.ndarray, speeds_mps: np.ndarray, max_accel_mps2: float) -> bool:
+    """Whether a car whose speed is `speeds_mps` (P,) at times `mid_s` could stand at `at_s`: no speed
+    is more than braking (or pulling away) at `max_accel_mps2` reaches in the time between.
+
+    A pair whose frames keep little road structure beyond the clip's median looks like the standing
+    view; on a road near black (half the light of dusk, JPEG 10) the median explained most of it
+    wherever no dash passed, and runs of 4-6 pairs of a car at 7-10 m/s read 0 m/s: a false stop, hard
+    braking and stop-and-go."""
+    return bool(np.all(speeds_mps <= max_accel_mps2 * np.abs(mid_s - at_s) + 1e-9))
 
 
 def fused_turn(far_rad: float, road_rad: float) -> float:

@@ -140,6 +140,9 @@ CONDITIONS: dict[str, Conditions] = {
     "fps15": Conditions(fps=15.0),
     "fps25": Conditions(fps=25.0),
     "fps30": Conditions(fps=30.0),
+    "fps12.5": Conditions(fps=12.5),  # nuScenes' front camera runs at about 12 Hz
+    "wide_lens": Conditions(hfov_deg=120.0),  # a dashcam's wide lens (as a pinhole)
+    "narrow_lens": Conditions(hfov_deg=45.0),
     "uneven_times": Conditions(frame_jitter=0.3),
     "camera_unknown": Conditions(camera_given=False),
     "noise+jpeg10": Conditions(noise_std=8.0, jpeg_quality=10),
@@ -154,6 +157,7 @@ CONDITIONS: dict[str, Conditions] = {
     "dusk+fps30": replace(DUSK, fps=30.0),
     "dusk+uneven_times": replace(DUSK, frame_jitter=0.3),
     "dusk+traffic": replace(DUSK, traffic=8),
+    "dusk_darker": replace(DUSK, exposure=0.15),  # half the light of dusk: the road's detail near black
     "dusk/camera_unknown": replace(DUSK, camera_given=False),
     "flicker15/camera_unknown": Conditions(fps=15.0, row_flicker=0.15, camera_given=False),
 }
