@@ -64,7 +64,7 @@ def speed_ratio_and_estimates(run_dir: Path, data: Path) -> tuple[float, Counter
     return (float(np.median(ratios)) if ratios else math.nan), estimates, cameras
 
 
-def evaluate(data: Path, out: Path, scene_camera: bool = False) -> tuple[dict, float]:
+def evaluate(data: Path, out: Path, scene_camera: bool = True) -> tuple[dict, float]:
     """(official metrics, wall s) of `egodyn.measured` over the clips."""
     t0 = time.perf_counter()
     config = RunConfig(
@@ -155,9 +155,9 @@ def main() -> None:
     )
     parser.add_argument("--timing-clips", type=int, default=6)
     parser.add_argument(
-        "--scene-camera",
+        "--no-scene-camera",
         action="store_true",
-        help="run with -O scene_camera=true (lens and height lent by scene-mates)",
+        help="run with -O scene_camera=false (no lens or height lent by scene-mates: assumed instead)",
     )
     args = parser.parse_args()
     names = [c.strip() for c in args.conditions.split(";" if ";" in args.conditions else ",") if c.strip()]
@@ -176,7 +176,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|")
         for name in names:
             data = clips_for(work, name, args.n, args.seed)
-            metrics, wall = evaluate(data, Path(tmp) / f"run-{len(rows)}", args.scene_camera)
+            metrics, wall = evaluate(data, Path(tmp) / f"run-{len(rows)}", not args.no_scene_camera)
             ratio, estimates, cameras = speed_ratio_and_estimates(Path(tmp) / f"run-{len(rows)}", data)
             asked = metrics["global"].get("n", 14 * args.n)
             n_failed = sum(v for k, v in estimates.items() if k not in ("full", "fallback"))

@@ -80,7 +80,8 @@ def test_measured_without_camera_uses_the_documented_defaults_and_options(
         data / "carla_clips" / "clips_index.jsonl",
         [{k: v for k, v in r.items() if k != "camera"} for r in rows],
     )
-    default = _run(data, tmp_path / "default", "egodyn.measured", limit=14)
+    alone = {"scene_camera": False}  # the clip alone: its scene-mates would lend a lens they measured
+    default = _run(data, tmp_path / "default", "egodyn.measured", limit=14, options=alone)
     trace = _predictions(tmp_path / "default")[0]["trace"][0]["output"]["trajectory"]
     assert trace["camera"]["source"] == "default" and trace["camera"]["fx_px"] == pytest.approx(240.0)
     assert default.status_counts == {"ok": 14}

@@ -60,15 +60,15 @@ def test_uneven_frame_times_from_the_row_are_the_times_measured_at(tmp_path: Pat
 def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """Rows without a camera object: every prediction records which camera values were given, assumed
-    or estimated; predictions resting on assumed values carry a warning, the run ends with one line per
-    warning and the report lists it."""
+    """Rows without a camera object, and no scene-mates asked (`scene_camera=false`): every prediction
+    records which camera values were given, assumed or estimated; predictions resting on assumed values
+    carry a warning, the run ends with one line per warning and the report lists it."""
     conditions = Conditions(camera_given=False, **SMALL)  # type: ignore[arg-type]
     rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
     write_qa(rows, tmp_path / "data" / "carla_clips")
     assert all("camera" not in row for row in rows)
     capfd.readouterr()
-    _run(tmp_path / "data", tmp_path / "run")
+    _run(tmp_path / "data", tmp_path / "run", scene_camera=False)
     err = capfd.readouterr().err
     predictions = _predictions(tmp_path / "run")
     assumed = set()
@@ -96,14 +96,14 @@ def test_no_camera_is_said_in_every_prediction_a_warning_line_and_the_report(
 
 @pytest.mark.slow
 def test_a_lens_lent_by_a_scene_mate_is_recorded_and_not_warned_about(tmp_path: Path) -> None:
-    """The same three windows of one recording as above, run with `-O scene_camera=true`: the clips that
-    cannot show the lens take the one their scene-mate measured, recorded as estimated and `from_scene`;
-    a warning stays exactly where a value is still assumed."""
+    """The same three windows of one recording as above, run with the graph's defaults (the scene-mates
+    asked): the clips that cannot show the lens take the one their scene-mate measured, recorded as
+    estimated and `from_scene`; a warning stays exactly where a value is still assumed."""
     conditions = Conditions(camera_given=False, **SMALL)  # type: ignore[arg-type]
     rows = write_carla_clips(tmp_path / "data", 3, seed=32, conditions=conditions)
     write_qa(rows, tmp_path / "data" / "carla_clips")
     assert len({row["scene"] for row in rows}) == 1
-    _run(tmp_path / "data", tmp_path / "run", scene_camera=True)
+    _run(tmp_path / "data", tmp_path / "run")
     lent = 0
     for p in _predictions(tmp_path / "run"):
         camera = p["trace"][0]["output"]["trajectory"]["camera"]

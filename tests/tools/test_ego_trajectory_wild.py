@@ -584,7 +584,7 @@ def test_a_straight_clip_takes_the_lens_its_scene_mate_measured_in_a_turn(tmp_pa
         signals = measure_clip(sample, {}, None, scene_camera=scene_camera)["measured"]["signals"]
         return float(np.mean(signals["kinematics"]["speed"])), signals["trajectory"]["camera"]
 
-    alone_speed, alone = speed_and_camera(straight, scene_camera=False)  # the graphs' default
+    alone_speed, alone = speed_and_camera(straight, scene_camera=False)  # the clip alone
     assert alone["values"]["focal"] == "assumed" and "from_scene" not in alone
     lent_speed, lent = speed_and_camera(straight)
     assert lent["values"]["focal"] == "estimated" and lent["from_scene"] == ["focal"]
