@@ -363,7 +363,8 @@ def direct_motions(
     The clip's temporal median is taken out of every frame first: what stays put in the image (a
     bonnet, a car ahead at constant distance, burned-in text, a compression grid on a road too flat to
     change its blocks) would otherwise pull every alignment to standstill. A pair whose two frames keep
-    little but noise after that (`STANDING_ENERGY_SHARE`) shows the car standing. The others get a cost
+    little but noise after that (`STANDING_ENERGY_SHARE`) shows the car standing, where the clip's speeds
+    around it allow a stop (`could_stand`; elsewhere it is left unmeasured). The others get a cost
     curve over every forward speed, warped at the far field's turn (`far_field_turns`) and at the
     nearest tracked pair's; the turn that aligns the road better keeps its curve (at 5 fps a pair turns
     by up to 6 deg, and a curve warped at the wrong turn is flat: the car read as slow, or standing). One
