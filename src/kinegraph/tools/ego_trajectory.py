@@ -382,7 +382,8 @@ def direct_motions(
     standing = DirectFit(np.zeros(3), 0.0, still, 0.0, int(mask.sum()), 1.0)  # what a standing pair reads
     tracked = [k for k, f in enumerate(seeds) if f is not None]
     todo = frames.moving_pairs(pairs)
-    for k in sorted(set(pairs) - set(todo)):  # both frames show the standing view
+    standing_views = sorted(set(pairs) - set(todo))  # both frames show the standing view
+    for k in standing_views:
         fits[k] = standing
     if not todo:
         return fits
@@ -416,7 +417,7 @@ def direct_motions(
     costs[flat] = 1.0 + 0.02 * SPEED_GRID_MPS / MAX_SPEED_MPS
     speeds = smooth_speed_path(costs, SPEED_GRID_MPS, dt[todo], MAX_ACCEL_MPS2) if flat.any() else profile
     mid = np.cumsum(dt) - 0.5 * dt
-    for k in sorted(set(pairs) - set(todo)):
+    for k in standing_views:
         if not could_stand(float(mid[k]), mid[todo], speeds, MAX_ACCEL_MPS2):
             fits[k] = None  # a standing view amid a car too fast to have stopped: unmeasured, not standing
     for k, turn, speed, curve in zip(todo, turns, speeds, curves, strict=True):
