@@ -32,6 +32,7 @@ from kinegraph.tools.ego_trajectory import (
     SPEED_GRID_MPS,
     aligned_focal,
     could_stand,
+    doubted_off_profile,
     estimate_trajectory,
     kept_in_cell,
     photometric_normalised,
@@ -328,6 +329,21 @@ def test_pulling_away_at_dusk_keeps_every_step(seed: int) -> None:
     assert measured.estimate.kind == "road_alignment"
     true_step = np.linalg.norm(np.diff(xy, axis=0), axis=1)
     assert float(np.max(np.abs(measured.step_m - true_step))) < 0.3
+
+
+def test_under_flicker_a_fit_far_off_the_profile_is_doubted_not_replaced() -> None:
+    """The profile gave the pair 7.5 m/s (cells of 0.75 m/s, two of them 1.5 m/s). A fit ending at 11.8
+    m/s is 4.3 m/s off, 2.87 times two cells: its step's sigma grows 2.87^2 = 8.2 times, its turn's
+    does not, and its motion stays. One ending at 8.6 m/s, 1.1 m/s off, keeps its sigma."""
+    dt = 0.1
+    slid = DirectFit(np.array([1.18, 0.0, 0.01]), 0.003, np.array([0.01, 0.02, 0.001]), 0.5, 900)
+    doubted = doubted_off_profile(slid, 7.5, dt)
+    factor = (4.3 / 1.5) ** 2
+    np.testing.assert_allclose(doubted.sigma, [0.01 * factor, 0.02 * factor, 0.001], rtol=1e-9)
+    np.testing.assert_array_equal(doubted.motion, slid.motion)
+    assert doubted.dpitch_rad == slid.dpitch_rad
+    near = slid._replace(motion=np.array([0.86, 0.0, 0.01]))
+    assert doubted_off_profile(near, 7.5, dt) is near
 
 
 def test_a_car_stands_only_where_its_speeds_around_could_brake_to_zero() -> None:

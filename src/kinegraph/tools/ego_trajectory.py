@@ -426,10 +426,11 @@ def direct_motions(
             continue
         guess = np.array([speed * float(dt[k]), 0.0, turn])
         fit = align_pair(moving[k], moving[k + 1], small_cam, pitch, guess, mask, flicker)
-        # under row flicker every curve is shallow and the profile through them coarse: the fit stays
-        fits[k] = (
-            fit if fit is None or flicker else kept_in_cell(fit, curve, float(speed), float(dt[k]), turn)
-        )
+        if fit is not None and flicker:  # every curve shallow, the profile too coarse to replace a fit
+            fit = doubted_off_profile(fit, float(speed), float(dt[k]))
+        elif fit is not None:
+            fit = kept_in_cell(fit, curve, float(speed), float(dt[k]), turn)
+        fits[k] = fit
         if fits[k] is not None and np.isfinite(far[k]):
             fit = fits[k]
             turn = fused_turn(float(far[k]), float(fit.motion[2]))
@@ -485,6 +486,22 @@ def kept_in_cell(
     index = int(np.argmin(np.abs(SPEED_GRID_MPS - speed_mps)))
     step = _on_grid(SPEED_GRID_MPS, _vertex(costs, index)) * dt_s
     return fit._replace(motion=np.array([step, 0.0, fit.motion[2]]), dpitch_rad=0.0)
+
+
+def doubted_off_profile(fit: DirectFit, speed_mps: float, dt_s: float) -> DirectFit:
+    """`fit`, its step's sigma (forward, sideways) grown by the square of how far its speed ended from
+    the profile's `speed_mps`, counted in `SLID_CELLS` cells of `SPEED_GRID_MPS`, where that is over one.
+
+    Under row flicker every cost curve is shallow and the profile through them too coarse to replace a
+    fit (`kept_in_cell`), but a fit far from it has more often slid than found the truth: at dusk with
+    15 fps flicker, pairs of a car at 7-10 m/s read 1.2-22 m/s. Doubted, the speed spline leans on its
+    neighbours (the weight falls at most as far as `SIGMA_TRUST_FACTOR` lets it); left unmeasured,
+    the pair took the neighbours' information too (tuning figures in docs/ego-trajectory.md)."""
+    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
+    off = abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) / (SLID_CELLS * cell)
+    if off <= 1.0:
+        return fit
+    return fit._replace(sigma=fit.sigma * np.array([off**2, off**2, 1.0]))
 
 
 def _on_grid(grid: np.ndarray, index: float) -> float:
