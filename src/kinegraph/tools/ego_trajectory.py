@@ -371,7 +371,8 @@ def direct_motions(
     dynamic-programming pass picks the clip's speed profile through the curves (a car cannot jump
     between speeds), and Gauss-Newton refines each pair from it. Where the profile stands the pair
     stands: from a standing guess Gauss-Newton follows whatever else moves (vehicles passing a standing
-    car at dusk: up to 1.4 m/s). Under row flicker the profile is too coarse to say so.
+    car at dusk: up to 1.4 m/s). Under row flicker the profile is too coarse to say so, or to replace a
+    fit that slid: such a fit is doubted instead (`doubted_off_profile`).
     """
     frames = _aligned_frames(raw, cam, pitch)
     small_cam, prepared, moving, mask, flicker = frames
