@@ -1099,6 +1099,9 @@ def _height_from_lanes(
     as often as wrong ones (4 and 3), so a straight clip keeps its comb."""
     grays, _ = _grays(frames[:: max(1, len(frames) // 10)], camera, deblocked=False)
     found = height_from_lanes(grays, cam, float(cam.pitch_rad or 0.0))
+    if found is None:  # paint too faint in any one frame: the clip's mean view
+        view = mean_view(_grays(frames, camera, deblocked=False)[0])
+        found = height_from_lanes([view], cam, float(cam.pitch_rad or 0.0))
     if found is None or not lanes_hold(found, _turn_deg(tracked)):
         return tracked, cam, camera
     ratio = found.height_m / camera.height_m
@@ -1114,6 +1117,22 @@ def _height_from_lanes(
         replace(cam, **estimated, assumed=cam.assumed - {"height"}),  # keeps a roll assumed level
         replace(camera, **estimated, assumed=camera.assumed - {"height"}),
     )
+
+
+def mean_view(grays: Sequence[np.ndarray]) -> np.ndarray:
+    """The clip's mean frame (uint8): the row gain divided out where the frames flicker, the road's
+    contrast stretched as `photometric_normalised` stretches a frame.
+
+    Lane lines stay put in the image while the car drives straight, and the sensor's noise averages
+    away. At dusk (exposure 0.3, contrast 0.6, noise 6) paint stands a few grey levels over the road, under
+    what `marking_pixels` tells from noise in one frame: on 12 tuning clips with flicker no frame showed a
+    marking, and the mean view gave 7 of them a height within 2 % of the truth. A dash passing by leaves
+    a fainter line; a turn smears the lines (`lanes_hold` judges the comb)."""
+    if row_flicker(grays):
+        grays = without_row_gain(grays)
+    mean = np.mean(np.stack(grays).astype(np.float32), axis=0)
+    road = mean[mean.shape[0] // 2 :]
+    return _normalised(mean, float(road.mean()), float(road.std()))
 
 
 def lanes_hold(found: HeightEstimate, turn_deg: float) -> bool:
