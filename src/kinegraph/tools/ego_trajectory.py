@@ -496,8 +496,8 @@ def doubted_off_profile(fit: DirectFit, speed_mps: float, dt_s: float) -> Direct
     Under row flicker every cost curve is shallow and the profile through them too coarse to replace a
     fit (`kept_in_cell`), but a fit far from it has more often slid than found the truth: at dusk with
     15 fps flicker, pairs of a car at 7-10 m/s read 1.2-22 m/s. Doubted, the speed spline leans on its
-    neighbours (the weight falls at most as far as `SIGMA_TRUST_FACTOR` lets it); left unmeasured,
-    the pair took the neighbours' information too (tuning figures in docs/ego-trajectory.md)."""
+    neighbours (the weight falls at most as far as `SIGMA_TRUST_FACTOR` lets it). Left unmeasured
+    instead, such pairs cost the tuning sets more than they gained (figures in docs/ego-trajectory.md)."""
     cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
     off = abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) / (SLID_CELLS * cell)
     if off <= 1.0:
