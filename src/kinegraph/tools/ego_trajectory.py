@@ -249,9 +249,12 @@ def photometric_normalised(grays: Sequence[np.ndarray]) -> list[np.ndarray]:
     under flickering lights changes the gain row by row, in bands that move between frames: a
     frame-wide normalisation lets those through (a lane change lost every track).
     """
-    if row_flicker(grays):
-        grays = without_row_gain(grays)
-    return [_normalised(g, g[g.shape[0] // 2 :].mean(), g[g.shape[0] // 2 :].std()) for g in grays]
+    return [_road_normalised(g) for g in _without_flicker(grays)]
+
+
+def _without_flicker(grays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+    """`grays` with each frame's row gain divided out where they show row-wise flicker, else as they are."""
+    return without_row_gain(grays) if row_flicker(grays) else grays
 
 
 def without_row_gain(
@@ -290,9 +293,11 @@ def _smooth_rows(profile: np.ndarray, sigma_rows: float) -> np.ndarray:
     return cv2.GaussianBlur(profile.astype(np.float32)[:, None], (1, 0), sigma_rows, sigmaY=sigma_rows)[:, 0]
 
 
-def _normalised(gray: np.ndarray, mean: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
-    gain = 40.0 / np.maximum(spread, 1.0)
-    return np.clip((gray.astype(np.float32) - mean) * gain + 128.0, 0, 255).astype(np.uint8)
+def _road_normalised(gray: np.ndarray) -> np.ndarray:
+    """uint8 `gray` with the mean and spread of its road (the lower half) set to 128 and 40 grey levels."""
+    road = gray[gray.shape[0] // 2 :]
+    gain = 40.0 / np.maximum(road.std(), 1.0)
+    return np.clip((gray.astype(np.float32) - road.mean()) * gain + 128.0, 0, 255).astype(np.uint8)
 
 
 def row_flicker(grays: Sequence[np.ndarray], threshold: float = ROW_FLICKER_SHARE) -> bool:
@@ -478,10 +483,9 @@ def kept_in_cell(
     around the pair (dusk tuning clips 0.90 against 0.92). A pair whose chord swings sideways by more
     than `CELL_GUARD_MAX_SIDEWAYS_M` (turning at a low frame rate) keeps its fit: its curve steps straight
     ahead, then turns, and places the step worse than the joint fit of forward, sideways and turn does."""
-    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
     if (
         speed_mps * dt_s * abs(math.sin(0.5 * turn_rad)) > CELL_GUARD_MAX_SIDEWAYS_M
-        or abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) <= SLID_CELLS * cell
+        or _cells_off(fit, speed_mps, dt_s) <= SLID_CELLS
     ):
         return fit
     index = int(np.argmin(np.abs(SPEED_GRID_MPS - speed_mps)))
@@ -498,11 +502,16 @@ def doubted_off_profile(fit: DirectFit, speed_mps: float, dt_s: float) -> Direct
     15 fps flicker, pairs of a car at 7-10 m/s read 1.2-22 m/s. Doubted, the speed spline leans on its
     neighbours (the weight falls at most as far as `SIGMA_TRUST_FACTOR` lets it). Left unmeasured
     instead, such pairs cost the tuning sets more than they gained (figures in docs/ego-trajectory.md)."""
-    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
-    off = abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) / (SLID_CELLS * cell)
+    off = _cells_off(fit, speed_mps, dt_s) / SLID_CELLS
     if off <= 1.0:
         return fit
     return fit._replace(sigma=fit.sigma * np.array([off**2, off**2, 1.0]))
+
+
+def _cells_off(fit: DirectFit, speed_mps: float, dt_s: float) -> float:
+    """How many cells of `SPEED_GRID_MPS` the speed of `fit` (a step over `dt_s`) lies off `speed_mps`."""
+    cell = float(SPEED_GRID_MPS[1] - SPEED_GRID_MPS[0])
+    return abs(float(np.hypot(fit.motion[0], fit.motion[1])) / dt_s - speed_mps) / cell
 
 
 def _on_grid(grid: np.ndarray, index: float) -> float:
@@ -1128,11 +1137,7 @@ def mean_view(grays: Sequence[np.ndarray]) -> np.ndarray:
     what `marking_pixels` tells from noise in one frame: on 12 tuning clips with flicker no frame showed a
     marking, and the mean view gave 7 of them a height within 2 % of the truth. A dash passing by leaves
     a fainter line; a turn smears the lines (`lanes_hold` judges the comb)."""
-    if row_flicker(grays):
-        grays = without_row_gain(grays)
-    mean = np.mean(np.stack(grays).astype(np.float32), axis=0)
-    road = mean[mean.shape[0] // 2 :]
-    return _normalised(mean, float(road.mean()), float(road.std()))
+    return _road_normalised(np.mean(np.stack(_without_flicker(grays)).astype(np.float32), axis=0))
 
 
 def lanes_hold(found: HeightEstimate, turn_deg: float) -> bool:
