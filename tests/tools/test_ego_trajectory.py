@@ -223,6 +223,32 @@ def test_a_far_field_bias_at_dusk_is_not_a_turn() -> None:
     assert label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)["yaw_rate_turn_direction"] == "left"
 
 
+def test_a_clip_partly_aligned_reads_its_turns_at_the_alignments_resolution() -> None:
+    """A straight clip whose tracks held for 24 pairs and whose 6 middle pairs were aligned directly,
+    each read 0.3 deg off (the far field's bias at dusk): 0.3 deg in 0.1 s is 0.052 rad/s, past EgoDyn's
+    0.04 deadzone. Read at the tracks' resolution it turned "left" (as on dusk tuning clips under
+    flicker); the aligned pairs bring the alignment's resolution, and the car drove straight."""
+    from kinegraph.tools.ego_trajectory import (
+        ALIGNED_YAW_RATE_RPS,
+        Estimate,
+        smooth_poses,
+        yaw_rate_resolution,
+    )
+
+    t = np.arange(31) / RATE_HZ
+    motion = aligned_motion([0.0] * 12 + [0.3] * 6 + [0.0] * 12)
+    mixed = Estimate("tracked_road", "6 of 30 pairs had too little tracked road", 24, 6)
+    assert yaw_rate_resolution(mixed) == ALIGNED_YAW_RATE_RPS
+    assert yaw_rate_resolution(Estimate("tracked_road", "", 30, 0)) is None
+    assert yaw_rate_resolution(Estimate("road_alignment", "only 0 of 30", 0, 30)) == ALIGNED_YAW_RATE_RPS
+    turns = {}
+    for estimate in (Estimate("tracked_road", "", 30, 0), mixed):
+        xy, yaw = smooth_poses(t, motion, yaw_rate_resolution(estimate))
+        turns[estimate.pairs_aligned] = label_clip(clip_kinematics(t, xy, yaw).arrays(), BANK)
+    assert turns[0]["yaw_rate_turn_direction"] == "left"  # the same pairs, had they been tracked
+    assert turns[6]["yaw_rate_turn_direction"] == "straight"
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_one_overconfident_pair_does_not_bend_a_steady_speed(seed: int) -> None:
     """A car at a constant 10 m/s measured with 3 % noise per pair, and one pair stated ten times surer
